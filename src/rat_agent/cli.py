@@ -1,0 +1,279 @@
+"""`rat`: ask a question and watch each thought step get checked and revised.
+
+Every run is checkpointed to SQLite, so `rat ask --thread ID` resumes a killed run from its
+last finished node and `rat show ID` prints a past run. Errors are one line on stderr and
+a non-zero exit code; set RAT_DEBUG=1 for a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import os
+import sys
+import uuid
+from collections.abc import Sequence
+from dataclasses import fields
+from typing import Any, get_args
+
+from langchain_core.runnables import RunnableConfig
+from rich.console import Console
+from rich.markup import escape
+
+from rat_agent.context import Context, Output, QueryMode, ReviseScope
+from rat_agent.errors import ConfigError, RatError
+from rat_agent.state import InputState, Step
+
+CONTEXT_FLAGS = {f.name: f for f in fields(Context)}
+CHOICES = {
+    "query_mode": get_args(QueryMode),
+    "revise_scope": get_args(ReviseScope),
+    "output": get_args(Output),
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rat",
+        description="Retrieval Augmented Thoughts: draft a chain of thought, then check and "
+        "revise every step against a knowledge source.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    ask = sub.add_parser("ask", help="answer a question with RAT (or resume a run)")
+    ask.add_argument("question", nargs="?", help="the task; omit it with --thread to resume")
+    ask.add_argument("--thread", help="thread id: resumes that run if it did not finish")
+    ask.add_argument("--json", action="store_true", help="print the result as JSON")
+    ask.add_argument("--quiet", action="store_true", help="print only the final answer")
+    for name, f in CONTEXT_FLAGS.items():
+        flag = "--" + name.replace("_", "-")
+        help_text = f.metadata.get("description", "")
+        if name in CHOICES:
+            ask.add_argument(flag, choices=CHOICES[name], help=help_text)
+        else:
+            kind = type(f.default)
+            ask.add_argument(flag, type=kind, help=help_text, metavar=kind.__name__.upper())
+
+    show = sub.add_parser("show", help="print a past run's steps and answer")
+    show.add_argument("thread")
+    show.add_argument("--json", action="store_true")
+
+    sub.add_parser("threads", help="list past runs, newest first")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    err = Console(stderr=True, highlight=False)
+    try:
+        if args.command == "ask":
+            return _ask(args)
+        if args.command == "show":
+            return _show(args.thread, as_json=args.json)
+        return _threads()
+    except RatError as exc:
+        if os.environ.get("RAT_DEBUG"):
+            raise
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        err.print("interrupted: finished steps are saved; resume with `rat ask --thread ID`")
+        return 130
+    except Exception as exc:  # never a traceback for users; RAT_DEBUG=1 shows one
+        if os.environ.get("RAT_DEBUG"):
+            raise
+        err.print(f"[red]error:[/red] {type(exc).__name__}: {escape(str(exc))}")
+        return 1
+
+
+def _context(args: argparse.Namespace, saved: dict[str, Any]) -> Context:
+    given = {name: getattr(args, name) for name in CONTEXT_FLAGS if getattr(args, name) is not None}
+    return Context(**{**saved, **given})
+
+
+def _ask(args: argparse.Namespace) -> int:
+    from rat_agent.checkpoints import sqlite_saver
+    from rat_agent.graph import build_graph
+    from rat_agent.retrievers import check_retriever
+    from rat_agent.stats import RunStats
+
+    question = (args.question or "").strip()
+    if not question and not args.thread:
+        raise ConfigError("the question is empty")
+    saver = sqlite_saver()
+    graph = build_graph(checkpointer=saver)
+    thread = args.thread or uuid.uuid4().hex[:12]
+    config: RunnableConfig = {"configurable": {"thread_id": thread}}
+    snapshot = graph.get_state(config)
+    values = snapshot.values or {}
+    inputs: InputState | None = {"question": question}
+    if snapshot.next:  # an unfinished run on this thread: resume it
+        if question and question != values.get("question"):
+            raise ConfigError(
+                f"thread {thread} has an unfinished run for another question: "
+                "omit the question to resume it, or use a new --thread"
+            )
+        inputs = None
+    elif not question:
+        raise ConfigError(f"thread {thread} has no unfinished run: give a question")
+    context = _context(args, values.get("settings", {}) if inputs is None else {})
+    check_retriever(context.retriever)
+
+    out = Console(highlight=False, soft_wrap=True)
+    show = not (args.json or args.quiet)
+    if show:
+        verb = "resuming" if inputs is None else "thread"
+        out.print(f"[dim]{verb} {thread} · model {context.model} · retriever "
+                  f"{context.retriever} · k={context.k}[/dim]")
+    stats = RunStats()
+    config["callbacks"] = [stats]
+    drafts: list[str] = values.get("drafts", [])
+    done = len(values.get("steps", []))
+    for update in graph.stream(inputs, config, context=context, stream_mode="updates"):
+        for node, change in update.items():
+            if show and isinstance(change, dict):
+                drafts = change.get("drafts", drafts)
+                done = len(change.get("steps", [None] * done))
+                _progress(out, node, change, drafts, done)
+    final = graph.get_state(config).values
+    summary = stats.summary()
+    if args.json:
+        print(json.dumps({"thread": thread, "question": final["question"],
+                          "answer": final["answer"], "steps": final["steps"],
+                          "stats": summary}, indent=2, ensure_ascii=False))
+        return 0
+    if show:
+        out.rule("Answer")
+    _print_answer(out, final["answer"], final["steps"], cite=not args.quiet)
+    if show:
+        out.print(
+            f"\n[dim]{summary['model_calls']} model calls · {summary['prompt_tokens']} prompt "
+            f"tokens ({summary['cached_prompt_tokens']} from cache) · "
+            f"{summary['completion_tokens']} completion tokens · "
+            f"{summary['wall_seconds']:.1f} s · thread {thread}[/dim]"
+        )
+    return 0
+
+
+def _progress(
+    out: Console, node: str, change: dict[str, Any], drafts: list[str], done: int
+) -> None:
+    """One node's update as a line or two; `done` counts the steps revised so far."""
+    if node == "draft_cot":
+        out.rule(f"Draft: {len(drafts)} steps")
+        for n, text in enumerate(drafts, 1):
+            out.print(f"[bold]STEP {n}[/bold] {escape(text)}")
+    elif node == "to_query":
+        out.rule(f"Step {done + 1} of {len(drafts)}")
+        out.print(f"[dim]draft[/dim] {escape(drafts[done])}")
+        out.print(f"[cyan]query[/cyan] {escape(change['query'])}")
+    elif node == "retrieve":
+        titles = ", ".join(d["title"] for d in change.get("documents", []))
+        if change.get("retrieval_error"):
+            out.print(f"[yellow]{escape(change['retrieval_error'])}[/yellow]")
+        else:
+            out.print(f"[cyan]sources[/cyan] {escape(titles) or '(none)'}")
+    elif node == "revise_step":
+        step: Step = change["steps"][-1]
+        number = done
+        if step["status"] == "revised":
+            out.print(f"[bold]STEP {number}[/bold] {_diff(step['draft'], step['revised'])}")
+        elif step["status"] == "unchanged":
+            out.print(
+                f"[bold]STEP {number}[/bold] {escape(step['revised'])} [dim](confirmed)[/dim]"
+            )
+        else:
+            out.print(f"[bold]STEP {number}[/bold] {escape(step['revised'])} "
+                      f"[yellow](kept: {escape(step['note'])})[/yellow]")
+    elif node == "write_answer":
+        out.print("[dim]final answer written[/dim]")
+
+
+def _diff(before: str, after: str) -> str:
+    """Word-level change: removed words struck out in red, added words in green."""
+    a, b = before.split(), after.split()
+    parts: list[str] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b).get_opcodes():
+        if op == "equal":
+            parts.append(escape(" ".join(a[i1:i2])))
+            continue
+        if i2 > i1:
+            parts.append(f"[red strike]{escape(' '.join(a[i1:i2]))}[/red strike]")
+        if j2 > j1:
+            parts.append(f"[green]{escape(' '.join(b[j1:j2]))}[/green]")
+    return " ".join(parts)
+
+
+def _print_answer(out: Console, answer: str, steps: list[Step], *, cite: bool) -> None:
+    """The answer, then each step's sources as numbers into one deduplicated list."""
+    out.print(escape(answer))
+    if not cite:
+        return
+    numbers: dict[str, int] = {}
+    cited: list[str] = []
+    for n, step in enumerate(steps, 1):
+        refs = []
+        for src in step["sources"]:
+            key = src["source"] or src["title"]
+            if key not in numbers:
+                numbers[key] = len(numbers) + 1
+                cited.append(f"[{numbers[key]}] {src['title']} — {src['source']}")
+            refs.append(f"[{numbers[key]}]")
+        if refs:
+            out.print(f"[dim]STEP {n} sources: {' '.join(refs)}[/dim]")
+    if cited:
+        out.print("\n[bold]Sources[/bold]")
+        for line in cited:
+            out.print(escape(line))
+
+
+def _show(thread: str, *, as_json: bool) -> int:
+    from rat_agent.checkpoints import sqlite_saver
+    from rat_agent.graph import build_graph
+
+    graph = build_graph(checkpointer=sqlite_saver())
+    snapshot = graph.get_state({"configurable": {"thread_id": thread}})
+    values = snapshot.values
+    if not values:
+        raise ConfigError(f"no run with thread id {thread!r}: see `rat threads`")
+    steps: list[Step] = values.get("steps", [])
+    status = "finished" if not snapshot.next else (
+        f"unfinished: {len(steps)} of {len(values.get('drafts', []))} steps revised, "
+        f"next {', '.join(snapshot.next)}"
+    )
+    if as_json:
+        print(json.dumps({"thread": thread, "status": status, **values}, indent=2,
+                         ensure_ascii=False, default=str))
+        return 0
+    out = Console(highlight=False, soft_wrap=True)
+    out.print(f"[bold]{escape(values.get('question', ''))}[/bold]  [dim]{thread} · {status}[/dim]")
+    for n, step in enumerate(steps, 1):
+        out.rule(f"STEP {n} · {step['status']}")
+        out.print(f"[dim]draft[/dim]   {escape(step['draft'])}")
+        out.print(f"[dim]query[/dim]   {escape(step['query'])}")
+        out.print(f"[dim]sources[/dim] {escape(', '.join(s['title'] for s in step['sources']))}")
+        out.print(f"[dim]revised[/dim] {escape(step['revised'])}")
+    if values.get("answer"):
+        out.rule("Answer")
+        _print_answer(out, values["answer"], steps, cite=True)
+    return 0
+
+
+def _threads() -> int:
+    from rat_agent.checkpoints import sqlite_saver, thread_ids
+    from rat_agent.graph import build_graph
+
+    saver = sqlite_saver()
+    graph = build_graph(checkpointer=saver)
+    out = Console(highlight=False, soft_wrap=True)
+    for thread in thread_ids(saver):
+        snapshot = graph.get_state({"configurable": {"thread_id": thread}})
+        state = "unfinished" if snapshot.next else "finished"
+        question = escape(str(snapshot.values.get("question", ""))[:70])
+        out.print(f"{thread}  [dim]{state:10}[/dim] {question}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,128 @@
+"""Per-run settings. Studio builds its configuration panel from these fields and descriptions."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any, Literal, get_args
+
+from rat_agent.errors import ConfigError
+
+QueryMode = Literal["llm", "text"]
+ReviseScope = Literal["step", "prefix"]
+Output = Literal["steps", "answer"]
+
+ENV_PREFIX = "RAT_"
+RANGES: dict[str, tuple[float, float]] = {
+    "k": (1, 20),
+    "max_steps": (1, 32),
+    "temperature": (0.0, 2.0),
+    "max_tokens": (16, 8192),
+    "doc_chars": (100, 20000),
+}
+
+
+@dataclass(kw_only=True)
+class Context:
+    """How one RAT run behaves.
+
+    A value comes from the run's `context` first, then from the environment variable
+    `RAT_<FIELD>` (for example `RAT_MODEL`), then from the default. As in LangChain's
+    templates, a run value equal to the default counts as "not given".
+    """
+
+    model: str = field(
+        default="local",
+        metadata={
+            "description": "Chat model: 'local' (bundled Qwen2.5-Coder-1.5B), 'local-tiny' "
+            "(SmolLM2-135M, for plumbing tests) or any LangChain 'provider:model', "
+            "e.g. 'openai:gpt-4o-mini'."
+        },
+    )
+    retriever: str = field(
+        default="minecraft",
+        metadata={"description": "Knowledge source used to check every thought step."},
+    )
+    k: int = field(
+        default=3,
+        metadata={"description": "Documents retrieved for each thought step (1-20)."},
+    )
+    max_steps: int = field(
+        default=8,
+        metadata={
+            "description": "Most thought steps revised (1-32); a longer draft has its tail "
+            "merged into the last step, never dropped."
+        },
+    )
+    query_mode: QueryMode = field(
+        default="llm",
+        metadata={
+            "description": "'llm': the model writes a short search query for each step; "
+            "'text': the step's own text is the query (no model call)."
+        },
+    )
+    revise_scope: ReviseScope = field(
+        default="step",
+        metadata={
+            "description": "'step': rewrite the current step only, with the revised past as "
+            "context; 'prefix': rewrite the whole answer so far, as the paper's formula does."
+        },
+    )
+    output: Output = field(
+        default="steps",
+        metadata={
+            "description": "'steps': the revised steps are the answer (planning); 'answer': a "
+            "final call writes the full response from them (code, long writing)."
+        },
+    )
+    temperature: float = field(
+        default=0.0,
+        metadata={"description": "Sampling temperature of every model call (0-2)."},
+    )
+    max_tokens: int = field(
+        default=512,
+        metadata={"description": "Most tokens the model may write in one reply."},
+    )
+    doc_chars: int = field(
+        default=1200,
+        metadata={
+            "description": "Most characters of each retrieved document shown to the model; "
+            "tight context keeps prompts fast on small local models."
+        },
+    )
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            if f.default is MISSING:
+                continue
+            env = os.environ.get(ENV_PREFIX + f.name.upper())
+            if env is not None and getattr(self, f.name) == f.default:
+                setattr(self, f.name, _convert(f.name, env, type(f.default)))
+        self.validate()
+
+    def validate(self) -> None:
+        """Reject bad values here, once, so no node has to guard against them."""
+        for name, (low, high) in RANGES.items():
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ConfigError(f"{name} must be a number, got {value!r}")
+            if not low <= value <= high:
+                raise ConfigError(f"{name} must be between {low:g} and {high:g}, got {value!r}")
+        for name, kind in (("query_mode", QueryMode), ("revise_scope", ReviseScope),
+                           ("output", Output)):
+            choices = get_args(kind)
+            if getattr(self, name) not in choices:
+                raise ConfigError(
+                    f"{name} must be one of {', '.join(choices)}, got {getattr(self, name)!r}"
+                )
+        for name in ("model", "retriever"):
+            if not str(getattr(self, name)).strip():
+                raise ConfigError(f"{name} must not be empty")
+
+
+def _convert(name: str, raw: str, kind: type[Any]) -> Any:
+    try:
+        return kind(raw)
+    except ValueError:
+        raise ConfigError(f"environment variable {ENV_PREFIX}{name.upper()}={raw!r} "
+                          f"is not a valid {kind.__name__}") from None

@@ -1,0 +1,25 @@
+"""Typed errors: the CLI turns any of these into one readable line and a non-zero exit."""
+
+
+class RatError(Exception):
+    """Base class of every error rat-agent raises on purpose."""
+
+    exit_code = 1
+
+
+class ConfigError(RatError):
+    """Bad input or configuration: unknown retriever or model, missing key or package, bad range."""
+
+    exit_code = 2
+
+
+class ModelError(RatError):
+    """The chat model could not be started or reached, or replied with nothing usable."""
+
+    exit_code = 3
+
+
+class RetrievalError(RatError):
+    """The knowledge source could not be built or queried."""
+
+    exit_code = 4

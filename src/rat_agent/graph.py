@@ -1,0 +1,70 @@
+"""Algorithm 1 of the RAT paper as a LangGraph graph.
+
+    draft_cot                      T = {T1..Tn} <- p(.|I)
+    repeat for i = 1..n:
+        to_query                   Qi  <- ToQuery(I, T*1..i-1, Ti)
+        retrieve                   Ri  <- RetrieveFromCorpus(Qi)
+        revise_step                T*i <- p(.|I, T*1..i-1, Ti, Ri)
+        append_next                i   <- i + 1
+    write_answer (output=answer)   the final response from T*1..n
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.retrievers import BaseRetriever
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+from langgraph.types import RetryPolicy
+
+from rat_agent.context import Context
+from rat_agent.errors import ModelError
+from rat_agent.nodes import RatNodes, context_of, has_next_step
+from rat_agent.state import InputState, OutputState, State
+
+# Transient model failures (a dropped connection, a 5xx) are retried with backoff;
+# configuration errors and unusable replies are not, as retrying cannot fix them.
+MODEL_RETRY = RetryPolicy(max_attempts=3, initial_interval=1.0, retry_on=ModelError)
+
+
+def after_step(state: State, runtime: Runtime[Context]) -> str:
+    """Loop while draft steps remain; then finish, writing an answer if asked to."""
+    if has_next_step(state):
+        return "to_query"
+    return "write_answer" if context_of(runtime).output == "answer" else END
+
+
+def build_graph(
+    *,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
+    llm: BaseChatModel | None = None,
+    retriever: BaseRetriever | None = None,
+) -> CompiledStateGraph[State, Context, InputState, OutputState]:
+    """The compiled RAT graph; `llm` and `retriever` override what a run's context names."""
+    nodes = RatNodes(llm=llm, retriever=retriever)
+    builder = StateGraph(
+        State, context_schema=Context, input_schema=InputState, output_schema=OutputState
+    )
+    builder.add_node("draft_cot", nodes.draft_cot, retry_policy=MODEL_RETRY)
+    builder.add_node("to_query", nodes.to_query, retry_policy=MODEL_RETRY)
+    builder.add_node("retrieve", nodes.retrieve)
+    builder.add_node("revise_step", nodes.revise_step, retry_policy=MODEL_RETRY)
+    builder.add_node("append_next", nodes.append_next)
+    builder.add_node("write_answer", nodes.write_answer, retry_policy=MODEL_RETRY)
+
+    builder.add_edge(START, "draft_cot")
+    builder.add_edge("draft_cot", "to_query")
+    builder.add_edge("to_query", "retrieve")
+    builder.add_edge("retrieve", "revise_step")
+    builder.add_edge("revise_step", "append_next")
+    builder.add_conditional_edges("append_next", after_step, ["to_query", "write_answer", END])
+    builder.add_edge("write_answer", END)
+    return builder.compile(checkpointer=checkpointer, name="rat")
+
+
+# For `langgraph dev` / LangGraph Server, which brings its own checkpointer.
+graph = build_graph()

@@ -1,0 +1,207 @@
+"""The nodes of Algorithm 1: draft_cot, to_query, retrieve, revise_step, append_next.
+
+Each node reads only what the paper's causal formulation allows: the query and the
+revision of step i see the task, the revised steps 1..i-1 and the draft of step i, never
+a later draft step. Every node returns a small update, so a checkpoint after each one
+holds all finished work.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
+
+from langchain_core.documents import Document
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
+from langchain_core.retrievers import BaseRetriever
+from langgraph.runtime import Runtime
+
+from rat_agent import parsing, prompts
+from rat_agent.context import Context
+from rat_agent.errors import ConfigError, ModelError, RatError
+from rat_agent.retrievers import check_retriever, get_retriever
+from rat_agent.state import Source, State, Step
+
+log = logging.getLogger(__name__)
+SNIPPET_CHARS = 240
+
+
+def context_of(runtime: Runtime[Context]) -> Context:
+    """The run's context; a run started without one gets the defaults (and environment)."""
+    return runtime.context if runtime.context is not None else Context()
+
+
+class RatNodes:
+    """The node functions, bound to an optional model and retriever chosen in code.
+
+    Without overrides, each run builds (once per process, cached) the model and the
+    retriever its context names, so one compiled graph serves runs with different settings.
+    """
+
+    def __init__(self, llm: BaseChatModel | None = None, retriever: BaseRetriever | None = None):
+        self.llm = llm
+        self.retriever = retriever
+
+    def _model(self, ctx: Context) -> BaseChatModel:
+        if self.llm is not None:
+            return self.llm
+        from rat_agent.models import get_chat_model  # lazy: provider clients are slow to import
+
+        return get_chat_model(ctx.model, temperature=ctx.temperature, max_tokens=ctx.max_tokens)
+
+    def _ask(self, ctx: Context, messages: list[BaseMessage]) -> str:
+        try:
+            reply = self._model(ctx).invoke(messages)
+        except RatError:
+            raise
+        except Exception as exc:  # any provider's error becomes one typed, retryable error
+            raise ModelError(f"model call failed: {type(exc).__name__}: {exc}") from exc
+        content = reply.content
+        if isinstance(content, list):  # providers that return content blocks
+            content = "".join(
+                b if isinstance(b, str) else str(b.get("text", "")) for b in content
+            )
+        return str(content)
+
+    # --- Algorithm 1 -----------------------------------------------------------------
+
+    def draft_cot(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        """T = p(.|I): a zero-shot, step-by-step draft, split into at most max_steps steps."""
+        ctx = context_of(runtime)
+        if self.retriever is None:
+            check_retriever(ctx.retriever)
+        question = (state.get("question") or "").strip()
+        if not question:
+            raise ConfigError("the question is empty")
+        reply = self._ask(ctx, prompts.draft_messages(question))
+        drafts = parsing.merge_tail(parsing.split_steps(reply), ctx.max_steps)
+        drafts = [d for d in drafts if parsing.is_useful(d)]
+        if not drafts:
+            raise ModelError("the model returned an empty draft; try again or use another model")
+        return {
+            "question": question,
+            "drafts": drafts,
+            "index": 0,
+            "steps": [],
+            "answer": "",
+            "settings": asdict(ctx),
+        }
+
+    def to_query(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        """Q_i = ToQuery(I, T*_1..i-1, T_i)."""
+        ctx = context_of(runtime)
+        i = state["index"]
+        draft = state["drafts"][i]
+        if ctx.query_mode == "text":
+            return {"query": draft}
+        revised = [s["revised"] for s in state["steps"]]
+        reply = self._ask(ctx, prompts.query_messages(state["question"], revised, draft, i + 1))
+        query = parsing.clean_query(reply)
+        return {"query": query or draft}  # a useless reply falls back to the step's text
+
+    def retrieve(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        """R_i = top-k documents for Q_i. A failing source leaves the step unrevised."""
+        ctx = context_of(runtime)
+        retriever = self.retriever or get_retriever(ctx.retriever, k=ctx.k)
+        try:
+            docs = retriever.invoke(state["query"])[: ctx.k]
+        except RatError:
+            raise
+        except Exception as exc:
+            log.warning("retrieval failed for step %d: %s", state["index"] + 1, exc)
+            return {"documents": [], "retrieval_error": f"retrieval failed: {exc}"}
+        return {"documents": [_as_dict(d) for d in docs], "retrieval_error": ""}
+
+    def revise_step(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        """T*_i = p(.|I, T*_1..i-1, T_i, R_i); the revision replaces the draft step."""
+        ctx = context_of(runtime)
+        i = state["index"]
+        draft = state["drafts"][i]
+        steps = [s.copy() for s in state["steps"]]
+        revised_past = [s["revised"] for s in steps]
+        documents = state.get("documents", [])
+        step: Step = {
+            "draft": draft,
+            "query": state["query"],
+            "sources": [_source(d) for d in documents],
+            "revised": draft,
+            "status": "not_revised",
+            "note": state.get("retrieval_error") or "",
+        }
+        if not documents:
+            step["note"] = step["note"] or "no documents retrieved"
+        else:
+            messages = prompts.revise_messages(
+                state["question"], revised_past, draft, i + 1, documents,
+                doc_chars=ctx.doc_chars, scope=ctx.revise_scope,
+            )
+            reply = parsing.clean_reply(self._ask(ctx, messages))
+            if ctx.revise_scope == "prefix":
+                earlier, current = _split_prefix(reply, i + 1)
+                for past, text in zip(steps, earlier, strict=False):
+                    past["revised"] = text
+            else:
+                current = parsing.pick_step(reply, i + 1)
+            if parsing.is_useful(current):
+                step["revised"] = current
+                changed = parsing.normalize(current) != parsing.normalize(draft)
+                step["status"] = "revised" if changed else "unchanged"
+            else:
+                step["note"] = "the model's revision was empty; the draft was kept"
+        new_steps = [*steps, step]
+        runtime.stream_writer({
+            "event": "step",
+            "step": i + 1,
+            "of": len(state["drafts"]),
+            "query": step["query"],
+            "sources": step["sources"],
+            "status": step["status"],
+        })
+        return {"steps": new_steps, "answer": parsing.format_steps(_revised(new_steps))}
+
+    def append_next(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        """Move to T_i+1; the per-step scratch fields are cleared."""
+        return {"index": state["index"] + 1, "query": "", "documents": [], "retrieval_error": ""}
+
+    def write_answer(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        """For code or long writing: the final response, written from the revised steps."""
+        ctx = context_of(runtime)
+        reply = self._ask(ctx, prompts.answer_messages(state["question"], _revised(state["steps"])))
+        answer = parsing.strip_thinking(reply).strip()
+        return {"answer": answer or parsing.format_steps(_revised(state["steps"]))}
+
+
+def has_next_step(state: State) -> bool:
+    return state["index"] < len(state["drafts"])
+
+
+def _revised(steps: Sequence[Step]) -> list[str]:
+    return [s["revised"] for s in steps]
+
+
+def _split_prefix(reply: str, number: int) -> tuple[list[str], str]:
+    """A prefix-scope reply: revisions of steps 1..number-1 and of the current step.
+
+    When the model returns fewer steps than asked, it rewrote the current step only.
+    """
+    parts = parsing.split_steps(reply)
+    if len(parts) >= number:
+        return parts[: number - 1], "\n".join(parts[number - 1 :])
+    return [], "\n".join(parts)
+
+
+def _as_dict(doc: Document) -> dict[str, str]:
+    meta = doc.metadata
+    source = str(meta.get("source") or meta.get("url") or meta.get("id") or "")
+    title = str(meta.get("title") or source or "untitled")
+    return {"title": title, "source": source, "content": doc.page_content}
+
+
+def _source(doc: dict[str, str]) -> Source:
+    snippet = " ".join(doc["content"].split())
+    if len(snippet) > SNIPPET_CHARS:
+        snippet = snippet[: SNIPPET_CHARS - 1].rsplit(" ", 1)[0] + "…"
+    return {"title": doc["title"], "source": doc["source"], "snippet": snippet}

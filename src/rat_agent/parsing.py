@@ -1,0 +1,169 @@
+"""Turning model text into thought steps, and model replies into clean text.
+
+Small local models format freely ("STEP 1:", "1.", bullets, headings, paragraphs, or one
+block of prose) and wrap replies in thinking blocks, code fences and echoed labels. The
+splitter is line-based so it can never lose text: every line lands in some step, only its
+list marker is removed.
+"""
+
+from __future__ import annotations
+
+import re
+
+_THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>\s*", re.DOTALL | re.IGNORECASE)
+_THINK_OPEN = re.compile(r"^.*?</(?:think|thinking|reasoning)>\s*", re.DOTALL | re.IGNORECASE)
+_FENCE_LINE = re.compile(r"^\s*```[\w+-]*\s*$")
+
+STEP_MARKER = re.compile(
+    r"^\s*(?:[*_]{1,2})?(?:#{1,6}\s*)?step\s*(\d+)\s*(?:[*_]{1,2})?\s*[:.)\-–—]?\s*(?:[*_]{1,2})?\s*",
+    re.IGNORECASE,
+)
+NUMBER_MARKER = re.compile(r"^\s*(?:[*_]{1,2})?(\d{1,3})[.)]\s+")
+BULLET_MARKER = re.compile(r"^\s*[-*•+]\s+")
+HEADING_MARKER = re.compile(r"^\s*#{1,6}\s+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+LONG_PARAGRAPH = 400  # a single paragraph longer than this is split into sentences
+
+# Echoed labels ("Revised step 3:", "Search query:"); a bare "STEP 3:" is a list marker
+# and is left to the step splitter, which must see it to split a multi-step reply.
+_LABEL = re.compile(
+    r"^\s*(?:[*_#]+\s*)?"
+    r"(?:(?:revised|final|corrected|updated|new|current)\s*step(?:\s*\d+)?(?:\s*\(revised\))?"
+    r"|(?:final\s*|revised\s*)?(?:answer|query|search query|response|revision|output))"
+    r"\s*(?:[*_]+)?\s*:\s*(?:[*_]+\s*)?",
+    re.IGNORECASE,
+)
+
+
+def strip_thinking(text: str) -> str:
+    """Drop reasoning blocks, including one whose opening tag the server already ate."""
+    text = _THINK.sub("", text)
+    if re.search(r"</(?:think|thinking|reasoning)>", text, re.IGNORECASE):
+        text = _THINK_OPEN.sub("", text, count=1)
+    return text
+
+
+def strip_fences(text: str) -> str:
+    """Remove code-fence lines but keep what they enclose."""
+    return "\n".join(line for line in text.splitlines() if not _FENCE_LINE.match(line))
+
+
+def _marker(line: str) -> re.Pattern[str] | None:
+    for pattern in (STEP_MARKER, NUMBER_MARKER, BULLET_MARKER, HEADING_MARKER):
+        if pattern.match(line):
+            return pattern
+    return None
+
+
+def split_steps(text: str) -> list[str]:
+    """Split a draft into thought steps; every non-blank line ends up in exactly one step."""
+    lines = strip_fences(strip_thinking(text)).splitlines()
+    counts: dict[re.Pattern[str], int] = {}
+    for line in lines:
+        pattern = _marker(line)
+        if pattern is not None:
+            counts[pattern] = counts.get(pattern, 0) + 1
+    # The first kind (in order of strength) that occurs at least twice delimits the steps;
+    # weaker markers inside a step (a sub-list under "STEP 2:") stay part of that step.
+    for pattern in (STEP_MARKER, NUMBER_MARKER, BULLET_MARKER, HEADING_MARKER):
+        if counts.get(pattern, 0) >= 2:
+            return _split_on(lines, pattern)
+    paragraphs = _paragraphs(lines)
+    if len(paragraphs) >= 2:
+        return paragraphs
+    if paragraphs and len(paragraphs[0]) > LONG_PARAGRAPH:
+        return [s.strip() for s in _SENTENCE_END.split(paragraphs[0]) if s.strip()]
+    return paragraphs
+
+
+def _split_on(lines: list[str], pattern: re.Pattern[str]) -> list[str]:
+    steps: list[list[str]] = []
+    preamble: list[str] = []
+    for line in lines:
+        if pattern.match(line):
+            body = line if pattern is HEADING_MARKER else pattern.sub("", line, count=1)
+            steps.append([_unbold(body.strip())])
+        elif steps:
+            steps[-1].append(line.strip())
+        else:
+            preamble.append(line.strip())
+    if preamble and steps:  # text before the first marker is kept, as part of step one
+        steps[0] = [*preamble, *steps[0]]
+    return [s for s in ("\n".join(x for x in step if x) for step in steps) if s]
+
+
+def _unbold(text: str) -> str:
+    """Drop emphasis left dangling by the marker ("**Step 1:** Do x" gives "** Do x")."""
+    return re.sub(r"^[*_]+\s*", "", text)
+
+
+def _paragraphs(lines: list[str]) -> list[str]:
+    paragraphs: list[list[str]] = [[]]
+    for line in lines:
+        if line.strip():
+            paragraphs[-1].append(line.strip())
+        elif paragraphs[-1]:
+            paragraphs.append([])
+    return ["\n".join(p) for p in paragraphs if p]
+
+
+def merge_tail(steps: list[str], max_steps: int) -> list[str]:
+    """Bound the loop without dropping text: steps past the limit join the last one."""
+    if len(steps) <= max_steps:
+        return steps
+    return [*steps[: max_steps - 1], "\n".join(steps[max_steps - 1 :])]
+
+
+def clean_reply(text: str) -> str:
+    """A reply with thinking, fences and echoed labels ("Revised step 2:") removed."""
+    text = strip_fences(strip_thinking(text)).strip()
+    previous = None
+    while previous != text:
+        previous = text
+        text = _LABEL.sub("", text, count=1).strip()
+    return text
+
+
+def clean_query(text: str) -> str:
+    """First meaningful line of a reply, unquoted, as a search query."""
+    for line in clean_reply(text).splitlines():
+        line = _LABEL.sub("", BULLET_MARKER.sub("", line)).strip().strip("\"'`").strip()
+        if is_useful(line):
+            return line[:300]
+    return ""
+
+
+def is_useful(text: str) -> bool:
+    """Whether a reply says anything at all (at least a few letters or digits)."""
+    return sum(ch.isalnum() for ch in text) >= 3
+
+
+def pick_step(reply: str, number: int) -> str:
+    """From a step-scope reply, the revised step itself.
+
+    Small models often rewrite the whole plan when asked for one step; when the reply is
+    a list of numbered steps that includes this one, keep that one.
+    """
+    numbered = [
+        (int(m.group(1)), line)
+        for line in reply.splitlines()
+        if (m := STEP_MARKER.match(line) or NUMBER_MARKER.match(line))
+    ]
+    if len(numbered) >= 2:
+        steps = split_steps(reply)
+        numbers = [n for n, _ in numbered]
+        if number in numbers and len(steps) == len(numbers):
+            return steps[numbers.index(number)]
+    steps = split_steps(reply)
+    if len(steps) == 1:  # a lone "STEP 3: ..." echoes its label
+        return _unbold(STEP_MARKER.sub("", steps[0], count=1)).strip()
+    return "\n".join(steps)
+
+
+def normalize(text: str) -> str:
+    """Whitespace- and case-insensitive form, to tell a real change from a reformat."""
+    return " ".join(text.lower().split()).rstrip(".")
+
+
+def format_steps(steps: list[str]) -> str:
+    return "\n".join(f"STEP {n}: {text}" for n, text in enumerate(steps, 1))

@@ -1,0 +1,107 @@
+"""Deterministic stand-ins for a chat model and a retriever, recording what they were given."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun, CallbackManagerForRetrieverRun
+from langchain_core.documents import Document
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.retrievers import BaseRetriever
+from pydantic import Field
+
+from rat_agent import prompts
+
+
+def prompt_text(messages: list[BaseMessage]) -> str:
+    return "\n".join(str(m.content) for m in messages)
+
+
+def kind_of(messages: list[BaseMessage]) -> str:
+    """Which RAT prompt this is, read from its instruction (always the last part)."""
+    text = prompt_text(messages)
+    for kind, instruction in (
+        ("draft", prompts.DRAFT), ("query", prompts.QUERY), ("revise", prompts.REVISE_STEP),
+        ("prefix", prompts.REVISE_PREFIX), ("answer", prompts.ANSWER),
+    ):
+        if text.rstrip().endswith(instruction):
+            return kind
+    raise AssertionError(f"unrecognised prompt: {text[-200:]!r}")
+
+
+def current_step(messages: list[BaseMessage]) -> str:
+    text = prompt_text(messages)
+    marker = "draft):\n" if "draft):\n" in text else "Draft of STEP"
+    body = text.rsplit(marker, 1)[1]
+    if marker == "Draft of STEP":
+        body = body.split(":\n", 1)[1]
+    return body.split("\n\n", 1)[0]
+
+
+class ScriptedModel(BaseChatModel):
+    """Answers each prompt with `respond(kind, messages)`; records every call."""
+
+    respond: Callable[[str, list[BaseMessage]], str]
+    calls: list[tuple[str, list[BaseMessage]]] = Field(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        kind = kind_of(messages)
+        self.calls.append((kind, messages))
+        text = self.respond(kind, messages)
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
+
+
+def plan_model(draft: str) -> ScriptedModel:
+    """A model that drafts `draft`, queries 'about: <step>' and revises to 'FIXED <step>'."""
+
+    def respond(kind: str, messages: list[BaseMessage]) -> str:
+        if kind == "draft":
+            return draft
+        if kind == "query":
+            return f"about: {current_step(messages)}"
+        if kind == "revise":
+            return f"FIXED {current_step(messages)}"
+        if kind == "answer":
+            return "final answer"
+        raise AssertionError(kind)
+
+    return ScriptedModel(respond=respond, calls=[])
+
+
+class ListRetriever(BaseRetriever):
+    """Returns the same documents for every query; records the queries."""
+
+    documents: list[Document]
+    queries: list[str] = Field(default_factory=list)
+    fail: Callable[[str], bool] | None = None
+
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun
+    ) -> list[Document]:
+        self.queries.append(query)
+        if self.fail is not None and self.fail(query):
+            raise ConnectionError("source unreachable")
+        return list(self.documents)
+
+
+def wiki_docs(n: int = 3) -> list[Document]:
+    return [
+        Document(
+            page_content=f"Page {i} says: the fact number {i}.",
+            metadata={"title": f"Page {i}", "source": f"corpus:page{i}"},
+        )
+        for i in range(1, n + 1)
+    ]

@@ -1,0 +1,163 @@
+"""The causal contract of Algorithm 1, checked exactly with a recording fake model."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from fakes import ListRetriever, ScriptedModel, current_step, plan_model, prompt_text, wiki_docs
+from langchain_core.messages import BaseMessage
+
+from rat_agent import ConfigError, ModelError, build_graph
+
+DRAFT = "STEP 1: chop wood\nSTEP 2: craft planks\nSTEP 3: build a table\nSTEP 4: make sticks"
+STEPS = ["chop wood", "craft planks", "build a table", "make sticks"]
+
+
+def run(model: ScriptedModel, retriever: ListRetriever | None = None, **context: object) -> dict:
+    graph = build_graph(llm=model, retriever=retriever or ListRetriever(documents=wiki_docs()))
+    return graph.invoke({"question": "How do I get sticks in Minecraft?"}, context=context)
+
+
+def test_call_count_llm_queries_is_1_plus_2n() -> None:
+    model = plan_model(DRAFT)
+    run(model)
+    kinds = [kind for kind, _ in model.calls]
+    assert kinds == ["draft"] + ["query", "revise"] * 4
+
+
+def test_call_count_text_queries_is_1_plus_n_and_query_is_the_step() -> None:
+    model = plan_model(DRAFT)
+    retriever = ListRetriever(documents=wiki_docs())
+    result = run(model, retriever, query_mode="text")
+    assert [kind for kind, _ in model.calls] == ["draft"] + ["revise"] * 4
+    assert retriever.queries == STEPS
+    assert [s["query"] for s in result["steps"]] == STEPS
+
+
+def test_query_sees_revised_past_and_current_draft_but_no_later_step() -> None:
+    model = plan_model(DRAFT)
+    retriever = ListRetriever(documents=wiki_docs())
+    run(model, retriever)
+    queries = [msgs for kind, msgs in model.calls if kind == "query"]
+    for i, messages in enumerate(queries):
+        text = prompt_text(messages)
+        assert current_step(messages) == STEPS[i]
+        for past in STEPS[:i]:
+            assert f"FIXED {past}" in text  # the revision, not the draft, of past steps
+        for later in STEPS[i + 1 :]:
+            assert later not in text
+        assert "How do I get sticks in Minecraft?" in text
+    assert retriever.queries == [f"about: {s}" for s in STEPS]
+
+
+def test_revision_sees_documents_and_replaces_the_draft() -> None:
+    model = plan_model(DRAFT)
+    result = run(model)
+    revisions = [msgs for kind, msgs in model.calls if kind == "revise"]
+    for i, messages in enumerate(revisions):
+        text = prompt_text(messages)
+        assert "<documents>" in text and "Page 1 says" in text
+        for later in STEPS[i + 1 :]:
+            assert later not in text
+        # stable part first: documents and the current step come after the revised past
+        if i:
+            assert text.index(f"FIXED {STEPS[i - 1]}") < text.index("<documents>\n")
+        assert text.index("<documents>\n") < text.rindex(STEPS[i])
+    assert [s["revised"] for s in result["steps"]] == [f"FIXED {s}" for s in STEPS]
+    assert [s["draft"] for s in result["steps"]] == STEPS
+    assert all(s["status"] == "revised" for s in result["steps"])
+    assert result["answer"] == "\n".join(f"STEP {n}: FIXED {s}" for n, s in enumerate(STEPS, 1))
+
+
+def test_sources_are_cited_per_step() -> None:
+    result = run(plan_model(DRAFT), k=2)
+    for step in result["steps"]:
+        assert [s["title"] for s in step["sources"]] == ["Page 1", "Page 2"]
+        assert step["sources"][0]["source"] == "corpus:page1"
+        assert step["sources"][0]["snippet"].startswith("Page 1 says")
+
+
+def test_prompts_share_a_stable_prefix() -> None:
+    """Consecutive calls start with the same text, so a server's prompt cache can reuse it."""
+    model = plan_model(DRAFT)
+    run(model)
+    texts = [prompt_text(msgs) for _, msgs in model.calls]
+    for before, after in itertools.pairwise(texts[1:]):
+        common = 0
+        while common < min(len(before), len(after)) and before[common] == after[common]:
+            common += 1
+        assert common >= len(before.split("Current step")[0].split("<documents>")[0])
+
+
+def test_max_steps_merges_the_tail_without_losing_it() -> None:
+    model = plan_model(DRAFT)
+    result = run(model, max_steps=2)
+    assert [s["draft"] for s in result["steps"]] == [
+        "chop wood",
+        "craft planks\nbuild a table\nmake sticks",
+    ]
+    assert len(model.calls) == 1 + 2 * 2
+
+
+def test_prefix_scope_rewrites_the_answer_so_far() -> None:
+    def respond(kind: str, messages: list[BaseMessage]) -> str:
+        if kind == "draft":
+            return DRAFT
+        text = prompt_text(messages)
+        number = text.count("\nSTEP ") + 1 if "Checked steps so far" in text else 1
+        return "\n".join(f"STEP {n}: prefix-{n}" for n in range(1, number + 1))
+
+    model = ScriptedModel(respond=respond, calls=[])
+    result = run(model, revise_scope="prefix", query_mode="text")
+    assert [kind for kind, _ in model.calls] == ["draft"] + ["prefix"] * 4
+    assert [s["revised"] for s in result["steps"]] == [f"prefix-{n}" for n in range(1, 5)]
+
+
+def test_output_answer_adds_a_final_call() -> None:
+    model = plan_model(DRAFT)
+    result = run(model, output="answer")
+    assert [kind for kind, _ in model.calls][-1] == "answer"
+    assert result["answer"] == "final answer"
+    assert "FIXED make sticks" in prompt_text(model.calls[-1][1])
+
+
+def test_useless_revision_keeps_the_draft_and_goes_on() -> None:
+    def respond(kind: str, messages: list[BaseMessage]) -> str:
+        if kind == "draft":
+            return DRAFT
+        if kind == "revise" and current_step(messages) == "craft planks":
+            return "<think>hmm</think>\n```\n```"
+        return f"ok {current_step(messages)}"
+
+    result = run(ScriptedModel(respond=respond, calls=[]), query_mode="text")
+    statuses = [s["status"] for s in result["steps"]]
+    assert statuses == ["revised", "not_revised", "revised", "revised"]
+    assert result["steps"][1]["revised"] == "craft planks"
+    assert result["steps"][1]["note"]
+
+
+def test_failing_retrieval_keeps_the_step_unrevised() -> None:
+    model = plan_model(DRAFT)
+    retriever = ListRetriever(documents=wiki_docs(), fail=lambda q: "planks" in q)
+    result = run(model, retriever, query_mode="text")
+    step = result["steps"][1]
+    assert step["status"] == "not_revised" and step["revised"] == "craft planks"
+    assert "retrieval failed" in step["note"]
+    assert [kind for kind, _ in model.calls] == ["draft"] + ["revise"] * 3
+    assert result["steps"][2]["status"] == "revised"
+
+
+def test_empty_draft_is_a_typed_error() -> None:
+    model = ScriptedModel(respond=lambda kind, messages: "  ", calls=[])
+    with pytest.raises(ModelError):
+        run(model)
+
+
+def test_bad_context_is_a_typed_error() -> None:
+    with pytest.raises(ConfigError, match="k must be between"):
+        run(plan_model(DRAFT), k=0)
+    with pytest.raises(ConfigError, match="unknown retriever"):
+        build_graph(llm=plan_model(DRAFT)).invoke(
+            {"question": "q"}, context={"retriever": "nope"}
+        )

@@ -1,0 +1,111 @@
+"""Draft splitting and reply cleaning: many shapes, and no text ever lost."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rat_agent.parsing import (
+    BULLET_MARKER,
+    NUMBER_MARKER,
+    STEP_MARKER,
+    clean_query,
+    clean_reply,
+    merge_tail,
+    pick_step,
+    split_steps,
+    strip_thinking,
+)
+
+# Step texts that cannot themselves look like list markers or code fences.
+words = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8)
+step_text = st.lists(words, min_size=1, max_size=8).map(" ".join)
+steps_list = st.lists(step_text, min_size=2, max_size=12)
+
+SHAPES = {
+    "step": lambda steps: "\n".join(f"STEP {n}: {s}" for n, s in enumerate(steps, 1)),
+    "bold_step": lambda steps: "\n".join(f"**Step {n}:** {s}" for n, s in enumerate(steps, 1)),
+    "numbered": lambda steps: "\n".join(f"{n}. {s}" for n, s in enumerate(steps, 1)),
+    "paren": lambda steps: "\n".join(f"{n}) {s}" for n, s in enumerate(steps, 1)),
+    "bullets": lambda steps: "\n".join(f"- {s}" for s in steps),
+    "stars": lambda steps: "\n".join(f"* {s}" for s in steps),
+    "paragraphs": lambda steps: "\n\n".join(steps),
+    "think_then_steps": lambda steps: "<think>let me see\n1. x\n2. y</think>\n"
+    + "\n".join(f"STEP {n}: {s}" for n, s in enumerate(steps, 1)),
+    "fenced": lambda steps: "```\n" + "\n".join(f"{n}. {s}" for n, s in enumerate(steps, 1))
+    + "\n```",
+}
+
+
+@given(steps_list, st.sampled_from(sorted(SHAPES)))
+def test_every_shape_round_trips(steps: list[str], shape: str) -> None:
+    assert split_steps(SHAPES[shape](steps)) == steps
+
+
+@given(steps_list)
+def test_markdown_headings_start_steps(steps: list[str]) -> None:
+    text = "\n".join(f"## Part {n}\n{s}" for n, s in enumerate(steps, 1))
+    assert split_steps(text) == [f"## Part {n}\n{s}" for n, s in enumerate(steps, 1)]
+
+
+@given(st.text(max_size=400))
+def test_no_line_is_lost(text: str) -> None:
+    """Whatever the shape, every line's words land in some step (markers aside)."""
+    joined = "\n".join(split_steps(text))
+    visible = strip_thinking(text)
+    for line in visible.splitlines():
+        if line.strip().startswith("```"):
+            continue
+        for pattern in (STEP_MARKER, NUMBER_MARKER, BULLET_MARKER):
+            line = pattern.sub("", line, count=1)
+        line = re.sub(r"^[*_]+\s*", "", line.strip())
+        assert line.strip() in joined
+
+
+def test_one_long_paragraph_is_split_into_sentences() -> None:
+    sentences = [f"Sentence number {n} talks about crafting a thing with tools." for n in range(12)]
+    assert split_steps(" ".join(sentences)) == sentences
+
+
+def test_short_single_paragraph_is_one_step() -> None:
+    assert split_steps("Mine some logs.") == ["Mine some logs."]
+
+
+def test_preamble_joins_the_first_step() -> None:
+    text = "Here is the plan:\nSTEP 1: mine logs\nSTEP 2: craft planks"
+    assert split_steps(text) == ["Here is the plan:\nmine logs", "craft planks"]
+
+
+def test_sub_bullets_stay_inside_their_step() -> None:
+    text = "STEP 1: gather\n- 3 logs\n- 2 sticks\nSTEP 2: craft"
+    assert split_steps(text) == ["gather\n- 3 logs\n- 2 sticks", "craft"]
+
+
+@given(st.lists(step_text, min_size=1, max_size=20), st.integers(min_value=1, max_value=10))
+def test_merge_tail_bounds_and_keeps_everything(steps: list[str], limit: int) -> None:
+    merged = merge_tail(steps, limit)
+    assert len(merged) == min(len(steps), limit)
+    assert "\n".join(merged) == "\n".join(steps)
+
+
+def test_clean_reply_drops_thinking_fences_and_labels() -> None:
+    assert clean_reply("<think>no</think>Revised step 2: craft planks") == "craft planks"
+    assert clean_reply("```text\n**Revised STEP 3:** use 4 planks\n```") == "use 4 planks"
+    assert clean_reply("reasoning here</think>\nAnswer: yes") == "yes"
+
+
+def test_clean_query_takes_the_first_real_line() -> None:
+    assert clean_query('Search query: "diamond pickaxe recipe"\nbecause...') == (
+        "diamond pickaxe recipe"
+    )
+    assert clean_query("<think>x</think>\n\n- iron ore tool") == "iron ore tool"
+    assert clean_query("  \n ...") == ""
+
+
+def test_pick_step_keeps_the_current_one_from_a_whole_plan() -> None:
+    reply = "STEP 1: mine logs\nSTEP 2: craft 4 planks\nSTEP 3: build a table"
+    assert pick_step(reply, 2) == "craft 4 planks"
+    assert pick_step("STEP 2: craft 4 planks", 2) == "craft 4 planks"
+    assert pick_step("craft 4 planks\nfrom 1 log", 2) == "craft 4 planks\nfrom 1 log"
