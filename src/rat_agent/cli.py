@@ -130,7 +130,11 @@ def _ask(args: argparse.Namespace) -> int:
     config["callbacks"] = [stats]
     drafts: list[str] = values.get("drafts", [])
     done = len(values.get("steps", []))
-    for update in graph.stream(inputs, config, context=context, stream_mode="updates"):
+    # durability="sync": a checkpoint is on disk before the next node starts, so a kill
+    # at any moment loses at most the node in flight (the default writes in the background)
+    for update in graph.stream(
+        inputs, config, context=context, stream_mode="updates", durability="sync"
+    ):
         for node, change in update.items():
             if show and isinstance(change, dict):
                 drafts = change.get("drafts", drafts)

