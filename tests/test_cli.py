@@ -1,0 +1,133 @@
+"""The `rat` command: output, resume, and one readable line for every bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fakes import ListRetriever, ScriptedModel, plan_model, wiki_docs
+from langchain_core.messages import BaseMessage
+
+from rat_agent import ConfigError, cli, models, retrievers
+
+DRAFT = "STEP 1: get logs\nSTEP 2: make planks\nSTEP 3: craft a table"
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAT_DATA_DIR", str(tmp_path / "data"))
+    for var in ("RAT_MODEL", "RAT_RETRIEVER", "RAT_K", "RAT_MAX_STEPS", "RAT_DEBUG"):
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture
+def fake_world(monkeypatch: pytest.MonkeyPatch) -> ScriptedModel:
+    """A fake model behind the name 'fake:model' and a fake retriever named 'fake'."""
+    model = plan_model(DRAFT)
+    monkeypatch.setattr(models, "get_chat_model", lambda name, **kw: model)
+    monkeypatch.setitem(retrievers.FACTORIES, "fake", lambda k: ListRetriever(documents=wiki_docs(k)))
+    retrievers._cache.clear()
+    return model
+
+
+def rat(*args: str) -> int:
+    return cli.main(list(args))
+
+
+def test_ask_prints_progress_answer_and_sources(
+    fake_world: ScriptedModel, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert rat("ask", "How do I craft a table?", "--retriever", "fake", "--k", "2") == 0
+    out = capsys.readouterr().out
+    assert "Draft: 3 steps" in out
+    assert "query" in out and "about: get logs" in out
+    assert "STEP 3: FIXED craft a table" in out
+    assert "[1] Page 1 — corpus:page1" in out and "[2] Page 2 — corpus:page2" in out
+    assert "model calls" in out
+
+
+def test_ask_json_matches_the_api(fake_world: ScriptedModel, capsys: pytest.CaptureFixture[str]) -> None:
+    assert rat("ask", "How?", "--retriever", "fake", "--json", "--query-mode", "text") == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["answer"].splitlines()[0] == "STEP 1: FIXED get logs"
+    assert [s["query"] for s in result["steps"]] == ["get logs", "make planks", "craft a table"]
+    assert set(result["steps"][0]) >= {"draft", "query", "sources", "revised"}
+    assert result["stats"]["model_calls"] == 1 + 3
+
+
+def test_failed_run_resumes_on_its_thread(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = plan_model(DRAFT)
+    respond = model.respond
+    broken = {"on": True}
+
+    def flaky(kind: str, messages: list[BaseMessage]) -> str:
+        if broken["on"] and len(model.calls) == 5:  # the revision of step 2
+            raise ConfigError("quota exhausted")
+        return respond(kind, messages)
+
+    model.respond = flaky
+    monkeypatch.setattr(models, "get_chat_model", lambda name, **kw: model)
+    monkeypatch.setitem(retrievers.FACTORIES, "fake", lambda k: ListRetriever(documents=wiki_docs(k)))
+    retrievers._cache.clear()
+
+    assert rat("ask", "How?", "--retriever", "fake", "--thread", "t1") == 2
+    assert "quota exhausted" in capsys.readouterr().err
+    calls_before = len(model.calls)
+    broken["on"] = False
+    assert rat("ask", "--thread", "t1", "--json") == 0  # settings come from the thread
+    result = json.loads(capsys.readouterr().out)
+    assert [s["revised"] for s in result["steps"]] == [
+        "FIXED get logs", "FIXED make planks", "FIXED craft a table"
+    ]
+    # only the failed revision and the steps after it were run again
+    assert [k for k, _ in model.calls[calls_before:]] == ["revise", "query", "revise"]
+
+    assert rat("show", "t1") == 0
+    shown = capsys.readouterr().out
+    assert "finished" in shown and "FIXED make planks" in shown
+    assert rat("threads") == 0
+    assert "t1" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["ask", "   "], "the question is empty"),
+        (["ask", "q", "--retriever", "nope"], "unknown retriever 'nope'"),
+        (["ask", "q", "--k", "0"], "k must be between 1 and 20"),
+        (["ask", "q", "--max-steps", "99"], "max_steps must be between 1 and 32"),
+        (["ask", "q", "--model", "gpt4"], "unknown model 'gpt4'"),
+        (["ask", "q", "--model", "openai:gpt-4o-mini"], "set OPENAI_API_KEY"),
+        (["show", "no-such-thread"], "no run with thread id"),
+        (["ask", "--thread", "fresh"], "has no unfinished run"),
+    ],
+)
+def test_bad_input_is_one_line_and_nonzero(
+    args: list[str], message: str, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    code = rat(*args)
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert message in err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_the_installed_command_reports_errors_without_traceback() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "rat_agent.cli", "ask", "q", "--k", "abc"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert proc.returncode == 2 and "invalid int value" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    help_text = subprocess.run(
+        [sys.executable, "-m", "rat_agent.cli", "--help"], capture_output=True, text=True,
+        timeout=60,
+    )
+    assert help_text.returncode == 0 and "ask" in help_text.stdout
