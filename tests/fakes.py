@@ -24,8 +24,11 @@ def kind_of(messages: list[BaseMessage]) -> str:
     """Which RAT prompt this is, read from its instruction (always the last part)."""
     text = prompt_text(messages)
     for kind, instruction in (
-        ("draft", prompts.DRAFT), ("query", prompts.QUERY), ("revise", prompts.REVISE_STEP),
-        ("prefix", prompts.REVISE_PREFIX), ("answer", prompts.ANSWER),
+        ("draft", prompts.DRAFT.split("}")[-1]),  # the part after "{max_steps}"
+        ("query", prompts.QUERY),
+        ("revise", prompts.REVISE_STEP),
+        ("prefix", prompts.REVISE_PREFIX),
+        ("answer", prompts.ANSWER),
     ):
         if text.rstrip().endswith(instruction):
             return kind

@@ -23,13 +23,18 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(var, raising=False)
 
 
+def install_fakes(monkeypatch: pytest.MonkeyPatch, model: ScriptedModel) -> None:
+    """`model` behind every model name, and a fake retriever named 'fake'."""
+    monkeypatch.setattr(models, "get_chat_model", lambda name, **kw: model)
+    fake = lambda k: ListRetriever(documents=wiki_docs(k))  # noqa: E731
+    monkeypatch.setitem(retrievers.FACTORIES, "fake", fake)
+    retrievers._cache.clear()
+
+
 @pytest.fixture
 def fake_world(monkeypatch: pytest.MonkeyPatch) -> ScriptedModel:
-    """A fake model behind the name 'fake:model' and a fake retriever named 'fake'."""
     model = plan_model(DRAFT)
-    monkeypatch.setattr(models, "get_chat_model", lambda name, **kw: model)
-    monkeypatch.setitem(retrievers.FACTORIES, "fake", lambda k: ListRetriever(documents=wiki_docs(k)))
-    retrievers._cache.clear()
+    install_fakes(monkeypatch, model)
     return model
 
 
@@ -49,7 +54,9 @@ def test_ask_prints_progress_answer_and_sources(
     assert "model calls" in out
 
 
-def test_ask_json_matches_the_api(fake_world: ScriptedModel, capsys: pytest.CaptureFixture[str]) -> None:
+def test_ask_json_matches_the_api(
+    fake_world: ScriptedModel, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert rat("ask", "How?", "--retriever", "fake", "--json", "--query-mode", "text") == 0
     result = json.loads(capsys.readouterr().out)
     assert result["answer"].splitlines()[0] == "STEP 1: FIXED get logs"
@@ -71,9 +78,7 @@ def test_failed_run_resumes_on_its_thread(
         return respond(kind, messages)
 
     model.respond = flaky
-    monkeypatch.setattr(models, "get_chat_model", lambda name, **kw: model)
-    monkeypatch.setitem(retrievers.FACTORIES, "fake", lambda k: ListRetriever(documents=wiki_docs(k)))
-    retrievers._cache.clear()
+    install_fakes(monkeypatch, model)
 
     assert rat("ask", "How?", "--retriever", "fake", "--thread", "t1") == 2
     assert "quota exhausted" in capsys.readouterr().err

@@ -13,6 +13,7 @@ from rat_agent.parsing import (
     STEP_MARKER,
     clean_query,
     clean_reply,
+    drop_repeats,
     merge_tail,
     pick_step,
     split_steps,
@@ -109,3 +110,9 @@ def test_pick_step_keeps_the_current_one_from_a_whole_plan() -> None:
     assert pick_step(reply, 2) == "craft 4 planks"
     assert pick_step("STEP 2: craft 4 planks", 2) == "craft 4 planks"
     assert pick_step("craft 4 planks\nfrom 1 log", 2) == "craft 4 planks\nfrom 1 log"
+
+
+def test_drop_repeats_removes_a_model_loop_only() -> None:
+    looped = ["find ore", "mine it", "Mine it.", "mine it", "craft pick", "mine it"]
+    assert drop_repeats(looped) == ["find ore", "mine it", "craft pick"]
+    assert drop_repeats(["a b", "b a"]) == ["a b", "b a"]

@@ -99,6 +99,9 @@ def _local_chat_model(name: str, temperature: float, max_tokens: int) -> BaseCha
                 max_completion_tokens=max_tokens,  # the field's alias (mypy sees only that)
                 stream_usage=True,
                 max_retries=0,  # a retry would redo the whole (slow, CPU) prefill
+                # Small models loop at temperature 0 ("STEP 9: mine the remaining ore",
+                # again and again); llama.cpp's repeat penalty breaks such loops.
+                extra_body={"repeat_penalty": 1.1},
             )
         return _model_cache[key]
 

@@ -76,9 +76,9 @@ class RatNodes:
         question = (state.get("question") or "").strip()
         if not question:
             raise ConfigError("the question is empty")
-        reply = self._ask(ctx, prompts.draft_messages(question))
-        drafts = parsing.merge_tail(parsing.split_steps(reply), ctx.max_steps)
-        drafts = [d for d in drafts if parsing.is_useful(d)]
+        reply = self._ask(ctx, prompts.draft_messages(question, ctx.max_steps))
+        steps = parsing.drop_repeats(parsing.split_steps(reply))
+        drafts = parsing.merge_tail([s for s in steps if parsing.is_useful(s)], ctx.max_steps)
         if not drafts:
             raise ModelError("the model returned an empty draft; try again or use another model")
         return {

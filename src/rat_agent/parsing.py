@@ -107,6 +107,18 @@ def _paragraphs(lines: list[str]) -> list[str]:
     return ["\n".join(p) for p in paragraphs if p]
 
 
+def drop_repeats(steps: list[str]) -> list[str]:
+    """Drop exact repeats of an earlier step: the trace of a model stuck in a loop."""
+    seen: set[str] = set()
+    kept = []
+    for step in steps:
+        key = normalize(step)
+        if key not in seen:
+            seen.add(key)
+            kept.append(step)
+    return kept
+
+
 def merge_tail(steps: list[str], max_steps: int) -> list[str]:
     """Bound the loop without dropping text: steps past the limit join the last one."""
     if len(steps) <= max_steps:

@@ -24,9 +24,9 @@ SYSTEM = (
 )
 
 DRAFT = (
-    "Answer the task with step-by-step thoughts. Write one step per line, each starting "
-    "with 'STEP <number>:', in the order they must happen. Keep every step short and "
-    "concrete. Write only the steps."
+    "Answer the task with step-by-step thoughts, in at most {max_steps} steps. Write one "
+    "step per line, each starting with 'STEP <number>:', in the order they must happen. "
+    "Keep every step short and concrete. Write only the steps."
 )
 
 QUERY = (
@@ -74,8 +74,9 @@ def _defuse(text: str) -> str:
     return text.replace("<documents>", "(documents)").replace("</documents>", "(/documents)")
 
 
-def draft_messages(question: str) -> list[BaseMessage]:
-    return [SystemMessage(SYSTEM), HumanMessage(_head(question, []) + DRAFT)]
+def draft_messages(question: str, max_steps: int) -> list[BaseMessage]:
+    instruction = DRAFT.format(max_steps=max_steps)
+    return [SystemMessage(SYSTEM), HumanMessage(_head(question, []) + instruction)]
 
 
 def query_messages(

