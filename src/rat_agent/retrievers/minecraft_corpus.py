@@ -1,0 +1,591 @@
+"""Wiki-like pages about Minecraft items, generated offline from `minecraft-data` (Java 1.20).
+
+The RAT agent revises a small model's plans against these pages, so each page states the
+facts a plan gets wrong most: the exact recipe and its counts, whether it needs a crafting
+table, what must be smelted (the data has no furnace recipes: a hand-written table below),
+and which pickaxe tier a block needs before it drops anything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from rat_agent.errors import RetrievalError
+
+MINECRAFT_VERSION = "1.20"
+# Bump when the page wording changes, so cached indexes are rebuilt.
+CORPUS_VERSION = "1"
+
+
+@dataclass(frozen=True)
+class Page:
+    """One item's page: `id` is the Minecraft id, also the document id in the index."""
+
+    id: str
+    title: str
+    text: str
+
+
+# --- hand-written facts the data lacks -----------------------------------------------------
+
+_LOGS = tuple(
+    f"{prefix}{wood}_{kind}"
+    for wood in ("oak", "spruce", "birch", "jungle", "acacia", "cherry", "dark_oak", "mangrove")
+    for prefix in ("", "stripped_")
+    for kind in ("log", "wood")
+)
+_COLORS = (
+    "white", "orange", "magenta", "light_blue", "yellow", "lime", "pink", "gray",
+    "light_gray", "cyan", "purple", "blue", "brown", "green", "red", "black",
+)
+_IRON_GEAR = (
+    "iron_pickaxe", "iron_shovel", "iron_axe", "iron_hoe", "iron_sword", "iron_helmet",
+    "iron_chestplate", "iron_leggings", "iron_boots", "iron_horse_armor", "chainmail_helmet",
+    "chainmail_chestplate", "chainmail_leggings", "chainmail_boots",
+)
+_GOLD_GEAR = (
+    "golden_pickaxe", "golden_shovel", "golden_axe", "golden_hoe", "golden_sword",
+    "golden_helmet", "golden_chestplate", "golden_leggings", "golden_boots",
+    "golden_horse_armor",
+)
+
+# (inputs, output, appliance that also works besides the furnace)
+SMELTING: tuple[tuple[tuple[str, ...], str, str | None], ...] = (
+    (("raw_iron", "iron_ore", "deepslate_iron_ore"), "iron_ingot", "blast_furnace"),
+    (("raw_gold", "gold_ore", "deepslate_gold_ore", "nether_gold_ore"), "gold_ingot",
+     "blast_furnace"),
+    (("raw_copper", "copper_ore", "deepslate_copper_ore"), "copper_ingot", "blast_furnace"),
+    (("ancient_debris",), "netherite_scrap", "blast_furnace"),
+    (("coal_ore", "deepslate_coal_ore"), "coal", "blast_furnace"),
+    (("diamond_ore", "deepslate_diamond_ore"), "diamond", "blast_furnace"),
+    (("emerald_ore", "deepslate_emerald_ore"), "emerald", "blast_furnace"),
+    (("lapis_ore", "deepslate_lapis_ore"), "lapis_lazuli", "blast_furnace"),
+    (("redstone_ore", "deepslate_redstone_ore"), "redstone", "blast_furnace"),
+    (("nether_quartz_ore",), "quartz", "blast_furnace"),
+    (_IRON_GEAR, "iron_nugget", "blast_furnace"),
+    (_GOLD_GEAR, "gold_nugget", "blast_furnace"),
+    (("sand", "red_sand"), "glass", None),
+    (("cobblestone",), "stone", None),
+    (("stone",), "smooth_stone", None),
+    (("cobbled_deepslate",), "deepslate", None),
+    (("sandstone",), "smooth_sandstone", None),
+    (("red_sandstone",), "smooth_red_sandstone", None),
+    (("quartz_block",), "smooth_quartz", None),
+    (("basalt",), "smooth_basalt", None),
+    (("stone_bricks",), "cracked_stone_bricks", None),
+    (("nether_bricks",), "cracked_nether_bricks", None),
+    (("deepslate_bricks",), "cracked_deepslate_bricks", None),
+    (("deepslate_tiles",), "cracked_deepslate_tiles", None),
+    (("polished_blackstone_bricks",), "cracked_polished_blackstone_bricks", None),
+    (("clay_ball",), "brick", None),
+    (("clay",), "terracotta", None),
+    (("netherrack",), "nether_brick", None),
+    (("wet_sponge",), "sponge", None),
+    (("cactus",), "green_dye", None),
+    (("sea_pickle",), "lime_dye", None),
+    (("chorus_fruit",), "popped_chorus_fruit", None),
+    (_LOGS, "charcoal", None),
+    (("kelp",), "dried_kelp", "smoker"),
+    (("potato",), "baked_potato", "smoker"),
+    (("beef",), "cooked_beef", "smoker"),
+    (("porkchop",), "cooked_porkchop", "smoker"),
+    (("chicken",), "cooked_chicken", "smoker"),
+    (("mutton",), "cooked_mutton", "smoker"),
+    (("rabbit",), "cooked_rabbit", "smoker"),
+    (("cod",), "cooked_cod", "smoker"),
+    (("salmon",), "cooked_salmon", "smoker"),
+    *(((f"{color}_terracotta",), f"{color}_glazed_terracotta", None) for color in _COLORS),
+)
+
+# Items smelted per fuel item in a furnace (10 s per item).
+FUELS: Mapping[str, str] = {
+    "coal": "8", "charcoal": "8", "coal_block": "80", "lava_bucket": "100", "blaze_rod": "12",
+    "dried_kelp_block": "20", "stick": "0.5", "bamboo": "0.25",
+    **{log: "1.5" for log in _LOGS},
+    **{f"{wood}_planks": "1.5" for wood in ("oak", "spruce", "birch", "jungle", "acacia",
+                                             "cherry", "dark_oak", "mangrove", "bamboo")},
+}
+
+_FUEL_HINT = (
+    "Put the fuel (Coal, Charcoal, logs or Planks) in the furnace's bottom slot; one item "
+    "smelts in 10 seconds and one Coal or Charcoal smelts 8 items."
+)
+
+# What the loot data gets wrong: it ignores how many items an ore drops.
+_ORE_DROP_COUNTS: Mapping[str, str] = {
+    "coal": "1", "diamond": "1", "emerald": "1", "raw_iron": "1", "raw_gold": "1",
+    "raw_copper": "2-5", "lapis_lazuli": "4-9", "redstone": "4-5", "quartz": "1",
+    "gold_nugget": "2-6", "clay_ball": "4", "glowstone_dust": "2-4", "melon_slice": "3-7",
+}
+
+_EXTRA_OBTAIN: Mapping[str, str] = {
+    "water_bucket": "Use an empty Bucket on a water source block.",
+    "lava_bucket": "Use an empty Bucket on a lava source block.",
+    "milk_bucket": "Use an empty Bucket on a Cow, Mooshroom or Goat.",
+    "powder_snow_bucket": "Use an empty Bucket on Powder Snow.",
+    "obsidian": "Forms where flowing water meets a lava source block.",
+    "honey_bottle": "Use a Glass Bottle on a full Beehive or Bee Nest.",
+    "mud": "Use a Water Bottle on Dirt.",
+    **{
+        f"netherite_{gear}": (
+            f"Smithing: at a Smithing Table, combine a Diamond {gear.title()} with a Netherite "
+            "Ingot and a Netherite Upgrade Smithing Template."
+        )
+        for gear in ("pickaxe", "axe", "shovel", "hoe", "sword", "helmet", "chestplate",
+                     "leggings", "boots")
+    },
+    "egg": "Chickens lay an Egg every 5 to 10 minutes; pick it up from the ground.",
+    "honeycomb": "Use Shears on a full Beehive or Bee Nest.",
+    "scute": "A baby Turtle drops a Scute when it grows up.",
+    "elytra": "Found in item frames on End Ships in End Cities, after defeating the Ender Dragon.",
+    "trident": "Sometimes dropped by a Drowned that holds one.",
+    "nautilus_shell": "Sometimes dropped by a Drowned; also caught by fishing.",
+    "oak_log": "Trees are the first resource: punch a tree trunk by hand (an axe is faster).",
+}
+
+_TIERS = ("wooden", "stone", "iron", "diamond", "netherite")
+
+# Items every plan needs: listed first among an ingredient's uses.
+_ESSENTIAL_USES = (
+    "crafting_table", "stick", "oak_planks", "torch", "furnace", "chest", "wooden_pickaxe",
+    "stone_pickaxe", "iron_pickaxe", "diamond_pickaxe", "wooden_axe", "stone_axe",
+    "iron_axe", "diamond_axe", "wooden_sword", "stone_sword", "iron_sword", "diamond_sword",
+    "wooden_shovel", "stone_shovel", "iron_shovel", "diamond_shovel", "bucket", "shears",
+    "iron_block", "gold_block", "diamond_block", "bread", "bow", "arrow", "bed",
+    "white_bed", "ladder", "book", "bookshelf", "enchanting_table", "anvil", "compass",
+    "clock", "rail", "piston", "redstone_torch", "blast_furnace", "smoker", "iron_helmet",
+    "iron_chestplate", "iron_leggings", "iron_boots", "diamond_helmet", "diamond_chestplate",
+    "diamond_leggings", "diamond_boots", "flint_and_steel", "fishing_rod", "paper", "glass",
+    "glass_bottle", "oak_door", "oak_boat", "minecart", "cake", "golden_apple", "lantern",
+    "campfire", "smithing_table", "stonecutter", "beacon", "netherite_ingot",
+)
+
+
+# --- the data ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _Recipe:
+    """Crafting recipes that differ only in interchangeable ingredients, merged."""
+
+    count: int
+    needs_table: bool
+    grid: str
+    alternatives: list[list[int]] = field(default_factory=list)
+    amounts: list[int] = field(default_factory=list)
+
+
+class _Data:
+    """Indexes over minecraft-data the page writer looks things up in."""
+
+    def __init__(self) -> None:
+        try:
+            import minecraft_data
+        except ImportError as exc:
+            raise RetrievalError("package minecraft-data-latest is not installed") from exc
+        data: Any = minecraft_data(MINECRAFT_VERSION)
+        self.items: dict[int, dict[str, Any]] = data.items
+        self.items_name: dict[str, dict[str, Any]] = data.items_name
+        self.blocks_name: dict[str, dict[str, Any]] = data.blocks_name
+        self.foods: dict[str, dict[str, Any]] = data.foods_name
+        self.recipes: dict[str, list[dict[str, Any]]] = data.recipes
+        self.block_loot: dict[str, list[dict[str, Any]]] = data.blockLoot
+        self.entity_loot: dict[str, list[dict[str, Any]]] = data.entityLoot
+        self.entity_names = {e["name"]: e["displayName"] for e in data.entities_list}
+        duplicated = _duplicates(item["displayName"] for item in data.items_list)
+        self.titles: dict[str, str] = {
+            item["name"]: (
+                item["name"].replace("_", " ").title()
+                if item["displayName"] in duplicated
+                else item["displayName"]
+            )
+            for item in data.items_list
+        }
+        self.crafted = {
+            self.items[int(result)]["name"]: self._merge(recipes)
+            for result, recipes in self.recipes.items()
+            if int(result) in self.items
+        }
+        self.uses: dict[str, set[str]] = defaultdict(set)
+        for result, recipes in self.recipes.items():
+            for recipe in recipes:
+                for ingredient in _cells(recipe):
+                    self.uses[self.items[ingredient]["name"]].add(self.items[int(result)]["name"])
+        self.smelted_from: dict[str, list[tuple[tuple[str, ...], str | None]]] = defaultdict(list)
+        self.smelts_into: dict[str, list[str]] = defaultdict(list)
+        for inputs, output, other in SMELTING:
+            present = tuple(name for name in inputs if name in self.items_name)
+            if output in self.items_name and present:
+                self.smelted_from[output].append((present, other))
+                for name in present:
+                    self.smelts_into[name].append(output)
+        # item -> [(block, self-drop needs silk touch/shears, drop is conditional)]
+        self.dropped_by: dict[str, list[tuple[str, str]]] = defaultdict(list)
+        for block, drops in self.block_loot.items():
+            if block not in self.blocks_name:
+                continue
+            others = any(
+                d["item"] != block and not d.get("noSilkTouch") and not d.get("blockAge")
+                for d in drops
+            )
+            shears_block = others and any(
+                d["item"] == block and d["dropChance"] < 1 and not d.get("silkTouch")
+                and not d.get("blockAge")
+                for d in drops
+            )
+            by_item: dict[str, list[dict[str, Any]]] = defaultdict(list)
+            for drop in drops:
+                if drop["item"] in self.items_name:
+                    by_item[drop["item"]].append(drop)
+            for item, entries in by_item.items():
+                # The data's chances are unreliable (0.5 for each side of a silk-touch
+                # split, 1 for a leaf's 2% stick), so only their kind is kept.
+                if all(d.get("silkTouch") for d in entries):
+                    how = "silk"
+                elif any(d.get("blockAge") for d in entries):
+                    how = "crop"
+                elif any(d.get("noSilkTouch") for d in entries):
+                    # Gravel: without silk touch it drops gravel *or* flint.
+                    rivals = {d["item"] for d in drops if d.get("noSilkTouch")}
+                    how = "chance" if len(rivals) > 1 else "always"
+                elif item == block and others and entries[0]["dropChance"] < 1:
+                    how = "shears"
+                elif shears_block or entries[0]["dropChance"] < 1:
+                    how = "chance"
+                else:
+                    how = "always"
+                self.dropped_by[item].append((block, how))
+        self.mob_drops: dict[str, list[tuple[str, bool, bool]]] = defaultdict(list)
+        for entity, drops in self.entity_loot.items():
+            for drop in drops:
+                if drop["item"] in self.items_name:
+                    self.mob_drops[drop["item"]].append(
+                        (entity, drop["dropChance"] >= 1, bool(drop.get("playerKill")))
+                    )
+        # block -> lowest pickaxe (or other tool) tier that makes it drop anything
+        self.tier_needed: dict[str, str] = {}
+        for block in data.blocks_list:
+            tools = [self.items[int(i)]["name"] for i in block.get("harvestTools") or {}]
+            if tools:
+                self.tier_needed[block["name"]] = _lowest_tool(tools)
+
+    def _merge(self, recipes: list[dict[str, Any]]) -> list[_Recipe]:
+        merged: dict[tuple[Any, ...], _Recipe] = {}
+        for recipe in recipes:
+            cells = _cells(recipe)
+            if not cells:
+                continue
+            order: list[int] = []
+            for cell in cells:
+                if cell not in order:
+                    order.append(cell)
+            if "inShape" in recipe:
+                shape = recipe["inShape"]
+                height, width = len(shape), max(len(row) for row in shape)
+                pattern = tuple(
+                    tuple(None if c is None else order.index(c) for c in row) for row in shape
+                )
+                needs_table = height > 2 or width > 2
+                grid = f"{width}x{height} shape"
+            else:
+                pattern = (tuple(order.index(c) for c in cells),)
+                needs_table = len(cells) > 4
+                grid = "shapeless"
+            count = int(recipe["result"]["count"])
+            key = (grid, pattern, count)
+            entry = merged.get(key)
+            if entry is None:
+                entry = merged[key] = _Recipe(count, needs_table, grid)
+                entry.alternatives = [[] for _ in order]
+                entry.amounts = [cells.count(c) for c in order]
+            for slot, item in enumerate(order):
+                if item not in entry.alternatives[slot]:
+                    entry.alternatives[slot].append(item)
+        return list(merged.values())
+
+    def title(self, name: str) -> str:
+        return self.titles.get(name) or name.replace("_", " ").title()
+
+
+def _cells(recipe: Mapping[str, Any]) -> list[int]:
+    if "inShape" in recipe:
+        return [c for row in recipe["inShape"] for c in row if c is not None]
+    return [int(c) for c in recipe.get("ingredients", []) if c is not None]
+
+
+def _duplicates(values: Iterable[str]) -> set[str]:
+    seen: set[str] = set()
+    twice: set[str] = set()
+    for value in values:
+        (twice if value in seen else seen).add(value)
+    return twice
+
+
+def _lowest_tool(tools: Sequence[str]) -> str:
+    """'iron_pickaxe' for diamond ore; golden tools count as wooden, so they are skipped."""
+    kinds = {tool.rsplit("_", 1)[-1] for tool in tools}
+    if kinds == {"pickaxe"}:
+        for tier in _TIERS:
+            if f"{tier}_pickaxe" in tools:
+                return f"{tier}_pickaxe"
+    if "shears" in tools:
+        return "shears"
+    kind = sorted(kinds)[0]
+    for tier in _TIERS:
+        if f"{tier}_{kind}" in tools:
+            return f"{tier}_{kind}"
+    return sorted(tools)[0]
+
+
+# --- page writing -----------------------------------------------------------------------------
+
+
+def _join(words: Sequence[str], last: str = "or") -> str:
+    if len(words) <= 1:
+        return "".join(words)
+    return f"{', '.join(words[:-1])} {last} {words[-1]}"
+
+
+def _a(noun: str) -> str:
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
+def _tool_phrase(data: _Data, tool: str) -> str:
+    tier, _, kind = tool.rpartition("_")
+    if kind == "pickaxe" and tier in _TIERS:
+        if tier == "wooden":
+            return "any pickaxe (wooden or better)"
+        return f"{_a(data.title(tool))} or better"
+    if tool == "shears":
+        return "Shears or a sword"
+    if tier == "wooden":
+        return f"any {kind}"
+    return _a(data.title(tool))
+
+
+def _ingredient(data: _Data, ids: Sequence[int]) -> str:
+    names = [data.title(data.items[i]["name"]) for i in ids]
+    if len(names) == 1:
+        return names[0]
+    last_words = {name.rsplit(" ", 1)[-1] for name in names}
+    if len(names) > 3 and len(last_words) == 1:
+        return f"{last_words.pop()} of any kind (such as {names[0]})"
+    if len(names) > 4:
+        return f"{', '.join(names[:3])} or another of {len(names)} kinds"
+    return _join(names)
+
+
+def _is_unpacking(data: _Data, recipe: _Recipe) -> bool:
+    """'Block of Diamond -> 9 Diamond': true but never how a plan should get the item."""
+    if recipe.count != 9 or recipe.amounts != [1]:
+        return False
+    return all(data.items[i]["name"].endswith("_block") for i in recipe.alternatives[0])
+
+
+def _crafting_lines(data: _Data, name: str, unpacking: bool) -> list[str]:
+    lines = []
+    recipes = [r for r in data.crafted.get(name, []) if _is_unpacking(data, r) == unpacking]
+    for recipe in recipes[:3]:
+        parts = [
+            f"{amount} {_ingredient(data, ids)}"
+            for amount, ids in zip(recipe.amounts, recipe.alternatives, strict=True)
+        ]
+        where = (
+            "Needs a Crafting Table (3x3 grid)."
+            if recipe.needs_table
+            else "Fits the 2x2 inventory grid: no Crafting Table needed."
+        )
+        lines.append(
+            f"Crafting: {' + '.join(parts)} gives {recipe.count} {data.title(name)}"
+            f" ({recipe.grid}). {where}"
+        )
+    return lines
+
+
+def _smelting_lines(data: _Data, name: str, secondary: bool) -> list[str]:
+    """Smelting a silk-touched ore or recycling gear works but is rarely how one gets it."""
+    lines = []
+    recycled = set(_IRON_GEAR + _GOLD_GEAR)
+    for inputs, other in data.smelted_from.get(name, []):
+        if all(i.endswith("_ore") or i in recycled for i in inputs) != secondary:
+            continue
+        titles = [data.title(i) for i in inputs]
+        source = _join(titles[:4]) if len(titles) <= 4 else f"{_join(titles[:3])} or similar"
+        also = f" (or {_a(data.title(other))}, faster)" if other else ""
+        lines.append(
+            f"Smelting: smelt {source} in a Furnace{also} with fuel to get {data.title(name)}."
+            f" {_FUEL_HINT}"
+        )
+    return lines
+
+
+def _mining_lines(data: _Data, name: str) -> list[str]:
+    # (how, tool) -> blocks: blocks that drop the item the same way share one line.
+    groups: dict[tuple[str, str | None], list[str]] = defaultdict(list)
+    for block, how in data.dropped_by.get(name, []):
+        groups[(how, data.tier_needed.get(block))].append(block)
+    rank = {"always": 0, "crop": 0, "chance": 1, "shears": 2, "silk": 3}
+    ordered = sorted(
+        groups.items(), key=lambda g: (name not in g[1], rank[g[0][0]], min(map(len, g[1])))
+    )
+    lines = []
+    for (how, tool), blocks in ordered[:3]:
+        blocks = sorted(blocks, key=lambda b: (b != name, len(b)))
+        shown = [data.title(b) for b in blocks[:4]]
+        titles = _join(shown) + (" or similar blocks" if len(blocks) > 4 else "")
+        using = f" with {_tool_phrase(data, tool)}" if tool else ""
+        nothing = " By hand or with a weaker tool it drops nothing." if tool else ""
+        if how == "silk":
+            tool_kind = "tool"
+            if tool:
+                tier, _, tool_kind = tool.rpartition("_")
+                if tier in _TIERS[1:]:
+                    tool_kind += f" ({tier} or better)"
+            lines.append(f"Mining: only a Silk Touch {tool_kind} makes {titles} drop itself.")
+        elif how == "shears":
+            lines.append(f"Mining: break {titles} with Shears or a Silk Touch tool.")
+        elif how == "crop":
+            lines.append(
+                f"Farming: harvest a fully grown {titles} crop; it drops {data.title(name)}."
+            )
+        elif blocks == [name]:
+            hand = using or " by hand (no tool needed)"
+            lines.append(
+                f"Mining: mine a placed or natural {titles}{hand}; it drops itself.{nothing}"
+            )
+        else:
+            ore_like = all(b.endswith("_ore") or b in ("clay", "glowstone", "melon")
+                           for b in blocks)
+            count = _ORE_DROP_COUNTS.get(name, "") if ore_like else ""
+            verb = "sometimes drops" if how == "chance" else "drops"
+            lines.append(
+                f"Mining: mine {titles}{using}; it {verb} {count} {data.title(name)}.{nothing}"
+                .replace("  ", " ")
+            )
+    return lines
+
+
+def _mob_lines(data: _Data, name: str) -> list[str]:
+    drops = data.mob_drops.get(name, [])
+    drops = sorted(drops, key=lambda d: (not d[1], d[2], d[0]))[:4]
+    if not drops:
+        return []
+    parts = []
+    for entity, always, player in drops:
+        how = "" if always else " (rarely)" if player else " (sometimes)"
+        parts.append(f"{data.entity_names.get(entity, entity)}{how}")
+    return [f"Mob drop: dropped by {_join(parts)} when killed."]
+
+
+def _uses_lines(data: _Data, name: str) -> list[str]:
+    lines = []
+    uses = data.uses.get(name, set())
+    if uses:
+        priority = {item: i for i, item in enumerate(_ESSENTIAL_USES)}
+        ranked = sorted(uses, key=lambda u: (priority.get(u, len(priority)),
+                                             -len(data.uses.get(u, ())), u))
+        shown = [data.title(u) for u in ranked[:6]]
+        more = f" and {len(uses) - 6} more" if len(uses) > 6 else ""
+        lines.append(f"Ingredient for {_join(shown, 'and')}{more}.")
+    outputs = data.smelts_into.get(name)
+    if outputs:
+        lines.append(f"Smelts into {_join([data.title(o) for o in outputs])} in a Furnace.")
+    if name in FUELS:
+        lines.append(f"Furnace fuel: one {data.title(name)} smelts {FUELS[name]} items.")
+    tier, _, kind = name.rpartition("_")
+    if kind == "pickaxe" and tier in _TIERS:
+        needs_this = sorted(b for b, tool in data.tier_needed.items() if tool == name)
+        if needs_this:
+            shown = [data.title(b) for b in needs_this if "ore" in b or "obsidian" in b
+                     or b == "ancient_debris"] or [data.title(b) for b in needs_this]
+            lines.append(
+                f"It is the lowest pickaxe tier that can mine {_join(shown[:6], 'and')}"
+                f"{' and more' if len(shown) > 6 else ''}."
+            )
+    return lines
+
+
+def _describe(data: _Data, name: str) -> str:
+    item = data.items_name[name]
+    title = data.title(name)
+    kind = "item"
+    if name in data.foods:
+        kind = "food item"
+    elif name.rsplit("_", 1)[-1] in ("pickaxe", "axe", "shovel", "hoe", "shears"):
+        kind = "tool"
+    elif name.rsplit("_", 1)[-1] in ("sword", "bow", "crossbow", "trident"):
+        kind = "weapon"
+    elif name.rsplit("_", 1)[-1] in ("helmet", "chestplate", "leggings", "boots"):
+        kind = "piece of armor"
+    elif name in data.blocks_name:
+        kind = "block"
+    facts = [f"{title} (id: {name}) is {_a(kind)} in Minecraft Java Edition {MINECRAFT_VERSION}."]
+    if item.get("maxDurability"):
+        facts.append(f"It has {item['maxDurability']} durability and does not stack.")
+    elif item.get("stackSize", 64) != 64:
+        facts.append(f"It stacks up to {item['stackSize']}.")
+    food = data.foods.get(name)
+    if food:
+        points = food["foodPoints"]
+        facts.append(f"Eating it restores {points:g} hunger point{'' if points == 1 else 's'}.")
+    tool = data.tier_needed.get(name)
+    if tool:
+        facts.append(
+            f"Breaking the placed block needs {_tool_phrase(data, tool)}, "
+            "otherwise it drops nothing."
+        )
+    return " ".join(facts)
+
+
+def _page(data: _Data, name: str) -> Page | None:
+    title = data.title(name)
+    obtain = [
+        *_smelting_lines(data, name, secondary=False),
+        *_crafting_lines(data, name, unpacking=False),
+        *_mining_lines(data, name),
+        *_mob_lines(data, name),
+        *_crafting_lines(data, name, unpacking=True),
+        *_smelting_lines(data, name, secondary=True),
+    ]
+    if name in _EXTRA_OBTAIN:
+        obtain.insert(0, _EXTRA_OBTAIN[name])
+    if name.startswith("stripped_") and name.removeprefix("stripped_") in data.items_name:
+        plain = data.title(name.removeprefix("stripped_"))
+        obtain.insert(0, f"Stripping: use an Axe on {plain} (right-click) to strip it.")
+    if not obtain:
+        return None
+    lines = [title, _describe(data, name), "", f"How to obtain {title}:"]
+    lines += [f"- {line}" for line in obtain]
+    uses = _uses_lines(data, name)
+    if uses:
+        lines += ["", "Uses:", *[f"- {line}" for line in uses]]
+    return Page(id=name, title=title, text="\n".join(lines))
+
+
+@cache
+def build_pages() -> tuple[Page, ...]:
+    """Every obtainable item's page, in item id order; cheap (<1 s) and deterministic."""
+    data = _Data()
+    pages = []
+    for item in sorted(data.items.values(), key=lambda i: i["id"]):
+        page = _page(data, item["name"])
+        if page is not None:
+            pages.append(page)
+    if not pages:
+        raise RetrievalError("the Minecraft corpus came out empty")
+    return tuple(pages)
+
+
+def corpus_fingerprint(pages: Sequence[Page]) -> str:
+    """Hash of everything that ends up in the index, so a changed page forces a rebuild."""
+    digest = hashlib.sha256(CORPUS_VERSION.encode())
+    for page in pages:
+        for part in (page.id, page.title, page.text):
+            digest.update(part.encode())
+            digest.update(b"\0")
+    return digest.hexdigest()
