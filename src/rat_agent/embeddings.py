@@ -75,8 +75,11 @@ def _load() -> Embeddings:
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     try:
+        import transformers
         from langchain_huggingface import HuggingFaceEmbeddings
 
+        # Its "Loading weights" progress bar would land in the middle of the CLI's output.
+        transformers.utils.logging.disable_progress_bar()
         return HuggingFaceEmbeddings(
             model_name=str(path),
             model_kwargs={"device": "cpu", "local_files_only": True},
