@@ -79,7 +79,7 @@ def _load() -> Embeddings:
         from langchain_huggingface import HuggingFaceEmbeddings
 
         # Its "Loading weights" progress bar would land in the middle of the CLI's output.
-        transformers.utils.logging.disable_progress_bar()
+        transformers.utils.logging.disable_progress_bar()  # type: ignore[no-untyped-call]
         return HuggingFaceEmbeddings(
             model_name=str(path),
             model_kwargs={"device": "cpu", "local_files_only": True},
