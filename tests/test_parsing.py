@@ -15,6 +15,7 @@ from rat_agent.parsing import (
     clean_reply,
     drop_repeats,
     merge_tail,
+    normalize,
     pick_step,
     split_steps,
     strip_thinking,
@@ -116,3 +117,10 @@ def test_drop_repeats_removes_a_model_loop_only() -> None:
     looped = ["find ore", "mine it", "Mine it.", "mine it", "craft pick", "mine it"]
     assert drop_repeats(looped) == ["find ore", "mine it", "craft pick"]
     assert drop_repeats(["a b", "b a"]) == ["a b", "b a"]
+
+
+def test_normalize_ignores_layout_but_not_words() -> None:
+    assert normalize("Obtain a pickaxe.\n- Two diamonds") == normalize(
+        "obtain a Pickaxe two diamonds"
+    )
+    assert normalize("3 diamonds") != normalize("2 diamonds")

@@ -173,8 +173,8 @@ def pick_step(reply: str, number: int) -> str:
 
 
 def normalize(text: str) -> str:
-    """Whitespace- and case-insensitive form, to tell a real change from a reformat."""
-    return " ".join(text.lower().split()).rstrip(".")
+    """The words only, lower-cased: a revision that just reflows bullets changed nothing."""
+    return " ".join(re.findall(r"[^\W_]+", text.lower()))
 
 
 def format_steps(steps: list[str]) -> str:
