@@ -50,6 +50,7 @@ def test_ask_prints_progress_answer_and_sources(
     assert "Draft: 3 steps" in out
     assert "query" in out and "about: get logs" in out
     assert "STEP 3: FIXED craft a table" in out
+    assert "STEP 1 {+FIXED+} get logs" in out  # what the revision changed, word by word
     assert "[1] Page 1 — corpus:page1" in out and "[2] Page 2 — corpus:page2" in out
     assert "model calls" in out
 

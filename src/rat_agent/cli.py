@@ -195,7 +195,7 @@ def _progress(
 
 
 def _diff(before: str, after: str) -> str:
-    """Word-level change: removed words struck out in red, added words in green."""
+    """Word-level change in wdiff style, [-removed-] and {+added+}: readable without colour."""
     a, b = before.split(), after.split()
     parts: list[str] = []
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b).get_opcodes():
@@ -203,9 +203,9 @@ def _diff(before: str, after: str) -> str:
             parts.append(escape(" ".join(a[i1:i2])))
             continue
         if i2 > i1:
-            parts.append(f"[red strike]{escape(' '.join(a[i1:i2]))}[/red strike]")
+            parts.append(f"[red]{escape('[-' + ' '.join(a[i1:i2]) + '-]')}[/red]")
         if j2 > j1:
-            parts.append(f"[green]{escape(' '.join(b[j1:j2]))}[/green]")
+            parts.append(f"[green]{escape('{+' + ' '.join(b[j1:j2]) + '+}')}[/green]")
     return " ".join(parts)
 
 
