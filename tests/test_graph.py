@@ -161,3 +161,12 @@ def test_bad_context_is_a_typed_error() -> None:
         build_graph(llm=plan_model(DRAFT)).invoke(
             {"question": "q"}, context={"retriever": "nope"}
         )
+
+
+def test_each_step_emits_a_progress_event() -> None:
+    graph = build_graph(llm=plan_model(DRAFT), retriever=ListRetriever(documents=wiki_docs(2)))
+    events = list(graph.stream({"question": "q?"}, stream_mode="custom", context={"k": 2}))
+    assert [e["step"] for e in events] == [1, 2, 3, 4]
+    assert all(e["of"] == 4 and e["status"] == "revised" for e in events)
+    assert events[0]["query"] == "about: chop wood"
+    assert [s["title"] for s in events[0]["sources"]] == ["Page 1", "Page 2"]

@@ -196,7 +196,9 @@ def _progress(
 
 def _diff(before: str, after: str) -> str:
     """Word-level change in wdiff style, [-removed-] and {+added+}: readable without colour."""
-    a, b = before.split(), after.split()
+    # bullets ("-", "*") are layout, not words: a reflowed list shows no change
+    a = [w for w in before.split() if any(c.isalnum() for c in w)]
+    b = [w for w in after.split() if any(c.isalnum() for c in w)]
     parts: list[str] = []
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b).get_opcodes():
         if op == "equal":
