@@ -97,7 +97,7 @@ class RatNodes:
         draft = state["drafts"][i]
         if ctx.query_mode == "text":
             return {"query": draft}
-        revised = [s["revised"] for s in state["steps"]]
+        revised = _revised(state["steps"])
         reply = self._ask(ctx, prompts.query_messages(state["question"], revised, draft, i + 1))
         query = parsing.clean_query(reply)
         return {"query": query or draft}  # a useless reply falls back to the step's text
@@ -121,7 +121,7 @@ class RatNodes:
         i = state["index"]
         draft = state["drafts"][i]
         steps = [s.copy() for s in state["steps"]]
-        revised_past = [s["revised"] for s in steps]
+        revised_past = _revised(steps)
         documents = state.get("documents", [])
         step: Step = {
             "draft": draft,
