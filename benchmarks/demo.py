@@ -13,7 +13,7 @@ import platform
 import time
 from pathlib import Path
 
-from rat_agent import build_graph
+from rat_agent import Context, build_graph
 from rat_agent.models import get_chat_model
 from rat_agent.retrievers import get_retriever
 from rat_agent.stats import RunStats
@@ -31,7 +31,7 @@ def main() -> None:
     context = {"model": args.model, "retriever": "minecraft"}
     started = time.perf_counter()
     get_chat_model(args.model)  # start-up is reported apart from the run itself
-    get_retriever("minecraft", k=3).invoke("warm up")
+    get_retriever(Context(retriever="minecraft")).invoke("warm up")
     startup = time.perf_counter() - started
 
     stats = RunStats()

@@ -108,3 +108,17 @@ def wiki_docs(n: int = 3) -> list[Document]:
         )
         for i in range(1, n + 1)
     ]
+
+
+# --- retrievers loaded by import path (`retriever="fakes:..."`) ----------------------------
+
+SHARED_RETRIEVER = ListRetriever(documents=wiki_docs(2))
+NOT_A_RETRIEVER = 42
+
+
+def make_retriever(k: int) -> ListRetriever:
+    return ListRetriever(documents=wiki_docs(k))
+
+
+def make_nothing() -> str:
+    return "not a retriever"

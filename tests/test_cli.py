@@ -26,7 +26,7 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def install_fakes(monkeypatch: pytest.MonkeyPatch, model: ScriptedModel) -> None:
     """`model` behind every model name, and a fake retriever named 'fake'."""
     monkeypatch.setattr(models, "get_chat_model", lambda name, **kw: model)
-    fake = lambda k: ListRetriever(documents=wiki_docs(k))  # noqa: E731
+    fake = lambda ctx: ListRetriever(documents=wiki_docs(ctx.k))  # noqa: E731
     monkeypatch.setitem(retrievers.FACTORIES, "fake", fake)
     retrievers._cache.clear()
 

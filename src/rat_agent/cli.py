@@ -21,7 +21,8 @@ from langchain_core.runnables import RunnableConfig
 from rich.console import Console
 from rich.markup import escape
 
-from rat_agent.context import Context, Output, QueryMode, ReviseScope
+from rat_agent.cli_ingest import add_commands, collections_command, ingest_command
+from rat_agent.context import Context, MinecraftSource, Output, QueryMode, ReviseScope
 from rat_agent.errors import ConfigError, RatError
 from rat_agent.state import InputState, Step
 
@@ -30,6 +31,7 @@ CHOICES = {
     "query_mode": get_args(QueryMode),
     "revise_scope": get_args(ReviseScope),
     "output": get_args(Output),
+    "source": get_args(MinecraftSource),
 }
 
 
@@ -51,6 +53,8 @@ def _parser() -> argparse.ArgumentParser:
         help_text = f.metadata.get("description", "")
         if name in CHOICES:
             ask.add_argument(flag, choices=CHOICES[name], help=help_text)
+        elif isinstance(f.default, bool):
+            ask.add_argument(flag, action=argparse.BooleanOptionalAction, help=help_text)
         else:
             kind = type(f.default)
             ask.add_argument(flag, type=kind, help=help_text, metavar=kind.__name__.upper())
@@ -60,6 +64,7 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("--json", action="store_true")
 
     sub.add_parser("threads", help="list past runs, newest first")
+    add_commands(sub)
     return parser
 
 
@@ -71,6 +76,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _ask(args)
         if args.command == "show":
             return _show(args.thread, as_json=args.json)
+        if args.command == "ingest":
+            return ingest_command(args)
+        if args.command == "collections":
+            return collections_command(args)
         return _threads()
     except RatError as exc:
         if os.environ.get("RAT_DEBUG"):
@@ -118,7 +127,7 @@ def _ask(args: argparse.Namespace) -> int:
     elif not question:
         raise ConfigError(f"thread {thread} has no unfinished run: give a question")
     context = _context(args, values.get("settings", {}) if inputs is None else {})
-    check_retriever(context.retriever)
+    check_retriever(context)
 
     out = Console(highlight=False, soft_wrap=True)
     show = not (args.json or args.quiet)

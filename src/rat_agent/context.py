@@ -11,6 +11,7 @@ from rat_agent.errors import ConfigError
 QueryMode = Literal["llm", "text"]
 ReviseScope = Literal["step", "prefix"]
 Output = Literal["steps", "answer"]
+MinecraftSource = Literal["offline", "wiki", "auto"]
 
 ENV_PREFIX = "RAT_"
 RANGES: dict[str, tuple[float, float]] = {
@@ -41,7 +42,31 @@ class Context:
     )
     retriever: str = field(
         default="minecraft",
-        metadata={"description": "Knowledge source used to check every thought step."},
+        metadata={
+            "description": "Knowledge source used to check every thought step: 'minecraft', "
+            "'qdrant' (your documents, see `collection`), 'tavily' (web search, needs "
+            "TAVILY_API_KEY) or any LangChain retriever as 'package.module:attribute'."
+        },
+    )
+    collection: str = field(
+        default="documents",
+        metadata={"description": "Qdrant collection searched by retriever 'qdrant' "
+                                 "(filled by `rat ingest`)."},
+    )
+    source: MinecraftSource = field(
+        default="offline",
+        metadata={
+            "description": "Where retriever 'minecraft' looks: 'offline' (bundled corpus), "
+            "'wiki' (the live Minecraft Wiki, MINECRAFT_WIKI_API) or 'auto' (the wiki when "
+            "it answers, else offline)."
+        },
+    )
+    fetch_pages: bool = field(
+        default=False,
+        metadata={
+            "description": "Retriever 'tavily': fetch each result's page and keep its "
+            "passages closest to the query, instead of the search snippet."
+        },
     )
     k: int = field(
         default=3,
@@ -109,18 +134,28 @@ class Context:
             if not low <= value <= high:
                 raise ConfigError(f"{name} must be between {low:g} and {high:g}, got {value!r}")
         for name, kind in (("query_mode", QueryMode), ("revise_scope", ReviseScope),
-                           ("output", Output)):
+                           ("output", Output), ("source", MinecraftSource)):
             choices = get_args(kind)
             if getattr(self, name) not in choices:
                 raise ConfigError(
                     f"{name} must be one of {', '.join(choices)}, got {getattr(self, name)!r}"
                 )
-        for name in ("model", "retriever"):
+        if not isinstance(self.fetch_pages, bool):
+            raise ConfigError(f"fetch_pages must be true or false, got {self.fetch_pages!r}")
+        for name in ("model", "retriever", "collection"):
             if not str(getattr(self, name)).strip():
                 raise ConfigError(f"{name} must not be empty")
 
 
+_TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
+
+
 def _convert(name: str, raw: str, kind: type[Any]) -> Any:
+    if kind is bool:  # bool("0") is True
+        if raw.strip().lower() in _TRUE | _FALSE:
+            return raw.strip().lower() in _TRUE
+        raise ConfigError(f"environment variable {ENV_PREFIX}{name.upper()}={raw!r} "
+                          "is not true or false")
     try:
         return kind(raw)
     except ValueError:

@@ -72,7 +72,7 @@ class RatNodes:
         """T = p(.|I): a zero-shot, step-by-step draft, split into at most max_steps steps."""
         ctx = context_of(runtime)
         if self.retriever is None:
-            check_retriever(ctx.retriever)
+            check_retriever(ctx)
         question = (state.get("question") or "").strip()
         if not question:
             raise ConfigError("the question is empty")
@@ -105,10 +105,10 @@ class RatNodes:
     def retrieve(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """R_i = top-k documents for Q_i. A failing source leaves the step unrevised."""
         ctx = context_of(runtime)
-        retriever = self.retriever or get_retriever(ctx.retriever, k=ctx.k)
+        retriever = self.retriever or get_retriever(ctx)
         try:
             docs = retriever.invoke(state["query"])[: ctx.k]
-        except RatError:
+        except ConfigError:  # bad settings fail the run; a failing source only this step
             raise
         except Exception as exc:
             log.warning("retrieval failed for step %d: %s", state["index"] + 1, exc)

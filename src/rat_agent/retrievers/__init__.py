@@ -1,43 +1,99 @@
-"""Knowledge sources, picked per run by name.
+"""Knowledge sources, picked per run by the context's `retriever` field.
 
 Every retriever is a LangChain `BaseRetriever` whose documents carry `title` and `source`
-(URL or corpus id) in their metadata, so citations and prompts never care which one ran.
+(URL, file path or corpus id) in their metadata, so citations and prompts never care which
+one ran. A name with a colon, `package.module:attribute`, loads the user's own retriever.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 
 from langchain_core.retrievers import BaseRetriever
 
+from rat_agent.context import Context
 from rat_agent.errors import ConfigError
 
 
-def _minecraft(k: int) -> BaseRetriever:
-    from rat_agent.retrievers.minecraft import minecraft_retriever
+def _minecraft(ctx: Context) -> BaseRetriever:
+    if ctx.source == "offline":
+        from rat_agent.retrievers.minecraft import minecraft_retriever
 
-    return minecraft_retriever(k=k)
+        return minecraft_retriever(k=ctx.k)
+    from rat_agent.retrievers.minecraft_wiki import wiki_retriever
+
+    return wiki_retriever(ctx)
 
 
-FACTORIES: dict[str, Callable[[int], BaseRetriever]] = {
+def _qdrant(ctx: Context) -> BaseRetriever:
+    from rat_agent.retrievers.qdrant import qdrant_retriever
+
+    return qdrant_retriever(ctx)
+
+
+def _tavily(ctx: Context) -> BaseRetriever:
+    from rat_agent.retrievers.tavily import tavily_retriever
+
+    return tavily_retriever(ctx)
+
+
+def _imported(ctx: Context) -> BaseRetriever:
+    from rat_agent.retrievers.imported import import_retriever
+
+    return import_retriever(ctx.retriever, k=ctx.k)
+
+
+FACTORIES: dict[str, Callable[[Context], BaseRetriever]] = {
     "minecraft": _minecraft,
+    "qdrant": _qdrant,
+    "tavily": _tavily,
 }
 
-_cache: dict[tuple[str, int], BaseRetriever] = {}
+_cache: dict[Hashable, BaseRetriever] = {}
 _lock = threading.Lock()
 
 
-def check_retriever(name: str) -> None:
-    """Fail fast on an unknown name, before any model call is spent."""
-    if name not in FACTORIES:
-        raise ConfigError(f"unknown retriever {name!r}: choose one of {', '.join(FACTORIES)}")
+def _factory(name: str) -> Callable[[Context], BaseRetriever]:
+    if name in FACTORIES:
+        return FACTORIES[name]
+    if ":" in name:
+        return _imported
+    raise ConfigError(
+        f"unknown retriever {name!r}: choose one of {', '.join(FACTORIES)}, "
+        "or give a LangChain retriever as 'package.module:attribute'"
+    )
 
 
-def get_retriever(name: str, *, k: int) -> BaseRetriever:
-    """The named retriever returning `k` documents, built once per process."""
-    check_retriever(name)
+# Settings that factories read from the environment: a change builds a new retriever.
+_ENV = ("QDRANT_URL", "QDRANT_API_KEY", "TAVILY_API_KEY", "TAVILY_API_BASE_URL",
+        "MINECRAFT_WIKI_API", "RAT_DATA_DIR", "RAT_CACHE_DIR")
+
+
+def _key(ctx: Context) -> Hashable:
+    # Only what a factory reads; runs that differ elsewhere share one retriever. Secrets
+    # are hashed so the cache never holds them in the clear.
+    env = tuple(hashlib.sha256(os.environ.get(name, "").encode()).hexdigest() for name in _ENV)
+    return (ctx.retriever, ctx.k, ctx.collection, ctx.source, ctx.fetch_pages, ctx.doc_chars,
+            env)
+
+
+def get_retriever(ctx: Context) -> BaseRetriever:
+    """The retriever `ctx` names, built once per process and setting.
+
+    Building never touches the network, so it is also the cheap up-front check of a run's
+    settings (unknown name, missing API key, missing collection).
+    """
+    factory = _factory(ctx.retriever)
+    key = _key(ctx)
     with _lock:
-        if (name, k) not in _cache:
-            _cache[(name, k)] = FACTORIES[name](k)
-        return _cache[(name, k)]
+        if key not in _cache:
+            _cache[key] = factory(ctx)
+        return _cache[key]
+
+
+def check_retriever(ctx: Context) -> None:
+    """Fail fast on bad retriever settings, before any model call is spent."""
+    get_retriever(ctx)

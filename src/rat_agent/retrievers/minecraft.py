@@ -1,10 +1,5 @@
-"""Offline Minecraft knowledge: item pages in an embedded Qdrant index, searched hybrid.
-
-Dense MiniLM vectors alone confuse near-identical pages ("Light Blue Glazed Terracotta" vs
-"Blue Glazed Terracotta"), so each page also gets a sparse lexical vector (words plus
-exact-title phrases, IDF applied by Qdrant) and the two are fused. Fusion is DBSF (scores
-normalized per ranking, then summed), not RRF: an exact title match is a score outlier that
-RRF flattens to a rank; benchmarks/results/recall.md has the figures.
+"""Offline Minecraft knowledge: item pages in an embedded Qdrant index, searched hybrid
+(dense + lexical, see hybrid.py) because item names differ by one word.
 """
 
 from __future__ import annotations
@@ -14,18 +9,14 @@ import atexit
 import hashlib
 import json
 import os
-import re
 import shutil
 import threading
 import time
 import uuid
-import zlib
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
 from langchain_core.callbacks import (
@@ -37,88 +28,21 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import Field
 from qdrant_client import QdrantClient, models
 
-from rat_agent.embeddings import DIMENSIONS, embedding_model_id, get_embeddings
+from rat_agent.embeddings import embedding_model_id, get_embeddings
 from rat_agent.errors import RetrievalError
 from rat_agent.paths import cache_dir
+from rat_agent.retrievers import hybrid
+from rat_agent.retrievers.hybrid import DENSE, SPARSE, SearchMode
 from rat_agent.retrievers.minecraft_corpus import Page, build_pages, corpus_fingerprint
 
 SOURCE_PREFIX = "minecraft-corpus:"
 COLLECTION = "minecraft"
-DENSE = "dense"
-SPARSE = "sparse"
 # Bump when the way pages become vectors changes (sparse encoder, payload layout).
 INDEX_VERSION = "1"
 _FINGERPRINT_FILE = "fingerprint.json"
 _VECTORS_FILE = "dense.npy"
-_PREFETCH = 40  # candidates each ranking hands to the fusion
 _STALE_BUILD_S = 3600  # an unfinished build folder older than this belongs to a dead process
 
-# "hybrid_rrf" is kept for comparison in the benchmark.
-SearchMode = Literal["hybrid", "hybrid_rrf", "dense", "sparse"]
-
-
-# --- sparse lexical vectors --------------------------------------------------------------------
-
-_STOPWORDS = frozenset({
-    "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "get",
-    "getting", "how", "i", "in", "into", "is", "it", "its", "make", "me", "minecraft", "my",
-    "obtain", "of", "on", "or", "the", "to", "use", "using", "what", "where", "which", "with",
-    "you", "your",
-})
-_WORD = re.compile(r"[a-z0-9]+")
-_TITLE_WEIGHT = 2.0  # per word of a matched title phrase
-_K1, _B = 1.2, 0.75
-
-
-def _stem(word: str) -> str:
-    """Plural folding is all the stemming item names need ("3 diamonds", "sticks")."""
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us")):
-        return word[:-1]
-    return word
-
-
-def _words(text: str) -> list[str]:
-    return [_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOPWORDS]
-
-
-def _index(token: str) -> int:
-    return zlib.crc32(token.encode())
-
-
-def _title_token(words: Sequence[str]) -> str:
-    return "title:" + " ".join(words)
-
-
-def _sparse_documents(pages: Sequence[Page]) -> list[models.SparseVector]:
-    """BM25 term weights (saturated, length-normalized tf); Qdrant multiplies in the IDF.
-
-    Each page also holds one token for its whole title, so a query naming the item exactly
-    ("iron ingot", not just "iron") finds that one page above all those mentioning it.
-    """
-    tokenized = [_words(f"{page.title} {page.id.replace('_', ' ')} {page.text}") for page in pages]
-    average = sum(map(len, tokenized)) / max(len(tokenized), 1)
-    vectors = []
-    for page, words in zip(pages, tokenized, strict=True):
-        norm = _K1 * (1 - _B + _B * len(words) / average)
-        weights = {
-            _index(word): tf * (_K1 + 1) / (tf + norm) for word, tf in Counter(words).items()
-        }
-        for title in {_title_token(_words(page.title)), _title_token(_words(page.id))}:
-            weights[_index(title)] = 1.0
-        vectors.append(models.SparseVector(indices=list(weights), values=list(weights.values())))
-    return vectors
-
-
-def _sparse_query(text: str) -> models.SparseVector:
-    words = _words(text)
-    weights: dict[int, float] = {_index(word): 1.0 for word in words}
-    # Every phrase of up to 5 words might be an item title; longer matches weigh more.
-    for size in range(1, min(len(words), 5) + 1):
-        for start in range(len(words) - size + 1):
-            weights[_index(_title_token(words[start:start + size]))] = _TITLE_WEIGHT * size
-    return models.SparseVector(indices=list(weights), values=list(weights.values()))
 
 
 # --- the index ---------------------------------------------------------------------------------
@@ -138,13 +62,9 @@ def _metadata(page: Page) -> dict[str, str]:
 
 
 def _fill(client: QdrantClient, pages: Sequence[Page], dense: np.ndarray) -> None:
-    client.create_collection(
-        COLLECTION,
-        vectors_config={DENSE: models.VectorParams(size=DIMENSIONS,
-                                                   distance=models.Distance.COSINE)},
-        sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
-    )
-    sparse = _sparse_documents(pages)
+    hybrid.create_collection(client, COLLECTION)
+    sparse = hybrid.sparse_documents([page.text for page in pages],
+                                     [(page.title, page.id) for page in pages])
     points = [
         models.PointStruct(
             id=_point_id(page.id),
@@ -174,49 +94,11 @@ class MinecraftIndex:
     lock: threading.Lock
 
     def search(self, query: str, k: int, mode: SearchMode = "hybrid") -> list[Document]:
-        if k < 1:
-            return []
-        query = query.strip()
-        if not query:
-            return []
-        dense_query = None
-        if mode != "sparse":
-            dense_query = get_embeddings().embed_query(query)
-        sparse_query = _sparse_query(query)
         try:
             with self.lock:
-                if mode == "dense":
-                    result = self.client.query_points(
-                        COLLECTION, query=dense_query, using=DENSE, limit=k, with_payload=True
-                    )
-                elif mode == "sparse" or not sparse_query.indices:
-                    result = self.client.query_points(
-                        COLLECTION, query=sparse_query, using=SPARSE, limit=k, with_payload=True
-                    )
-                else:
-                    result = self.client.query_points(
-                        COLLECTION,
-                        prefetch=[
-                            models.Prefetch(query=dense_query, using=DENSE, limit=_PREFETCH),
-                            models.Prefetch(query=sparse_query, using=SPARSE, limit=_PREFETCH),
-                        ],
-                        query=models.FusionQuery(
-                            fusion=models.Fusion.RRF if mode == "hybrid_rrf"
-                            else models.Fusion.DBSF
-                        ),
-                        limit=k,
-                        with_payload=True,
-                    )
+                return hybrid.search(self.client, COLLECTION, query, k, mode)
         except Exception as exc:  # qdrant raises several unrelated types
             raise RetrievalError(f"Minecraft index query failed: {exc}") from exc
-        documents = []
-        for point in result.points:
-            payload = point.payload or {}
-            metadata = dict(payload.get("metadata") or {})
-            documents.append(
-                Document(page_content=str(payload.get("page_content", "")), metadata=metadata)
-            )
-        return documents
 
     def close(self) -> None:
         with self.lock:
