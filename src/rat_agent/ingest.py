@@ -225,23 +225,41 @@ def chunk(doc: Loaded, *, tokens: int = CHUNK_TOKENS, overlap: int = OVERLAP_TOK
 # --- the job ---------------------------------------------------------------------------------
 
 
-def _by_source(source: str) -> models.Filter:
-    return models.Filter(must=[models.FieldCondition(
-        key="metadata.source", match=models.MatchValue(value=source))])
+_SCAN_SOURCES = 256  # sources per scan request
 
 
-def _up_to_date(client: QdrantClient, collection: str, doc: Loaded) -> bool:
-    """Already stored whole, and with this exact content: skip without chunking."""
+def _stored_chunks(
+    client: QdrantClient, collection: str, sources: Sequence[str]
+) -> dict[str, dict[str, dict[str, object]]]:
+    """source -> {chunk id: metadata} for what the collection holds of these sources.
+
+    One scan per ingest, not a filtered query per file: embedded Qdrant evaluates filters
+    by walking every point, so per-file queries made ingestion quadratic.
+    """
+    stored: dict[str, dict[str, dict[str, object]]] = {}
+    for start in range(0, len(sources), _SCAN_SOURCES):
+        wanted = models.Filter(must=[models.FieldCondition(
+            key="metadata.source",
+            match=models.MatchAny(any=list(sources[start:start + _SCAN_SOURCES])))])
+        offset = None
+        while True:
+            records, offset = client.scroll(collection, scroll_filter=wanted, limit=1024,
+                                            offset=offset, with_payload=["metadata"],
+                                            with_vectors=False)
+            for record in records:
+                metadata = dict((record.payload or {}).get("metadata") or {})
+                stored.setdefault(str(metadata.get("source")), {})[str(record.id)] = metadata
+            if offset is None:
+                break
+    return stored
+
+
+def _up_to_date(doc: Loaded, have: dict[str, dict[str, object]]) -> bool:
+    """Stored whole, and with this exact content: skip it without cutting it again."""
     digest = hashlib.sha256(doc.text.encode()).hexdigest()
-    points, _ = client.scroll(collection, scroll_filter=_by_source(doc.source), limit=1,
-                              with_payload=True, with_vectors=False)
-    if not points:
-        return False
-    metadata = (points[0].payload or {}).get("metadata") or {}
-    if metadata.get("sha256") != digest:
-        return False
-    stored = client.count(collection, count_filter=_by_source(doc.source), exact=True).count
-    return bool(stored == metadata.get("chunks"))
+    return bool(have) and all(
+        m.get("sha256") == digest and m.get("chunks") == len(have) for m in have.values()
+    )
 
 
 def _ensure_collection(client: QdrantClient, collection: str) -> None:
@@ -257,8 +275,9 @@ class _Pending:
     """A source whose new chunks are being stored; finished once `left` reaches 0."""
 
     doc: Loaded
-    chunks: list[Chunk]
     new: list[Chunk]  # not in the collection yet: to embed
+    refresh: list[Chunk]  # stored, but their position or file hash changed
+    stale: list[str]  # ids of stored chunks the source no longer has
     left: int
 
 
@@ -281,31 +300,33 @@ def ingest(
 
     # Read and cut everything first: the embedding stage then knows its total (the
     # progress bar) and batches chunks across small files (the throughput).
-    pending: list[_Pending] = []
-    unread = 0
-    for done, item in enumerate(sources, 1):
+    docs: list[Loaded] = []
+    for done, item in enumerate(sources):
         if progress:
-            progress("reading", done - 1, len(sources))
+            progress("reading", done, len(sources))
         try:
-            doc = load(item, allow_private=allow_private)
-            with lock:
-                if _up_to_date(client, collection, doc):
-                    report.unchanged += 1
-                    continue
-            chunks = chunk(doc, tokens=tokens, overlap=overlap)
+            docs.append(load(item, allow_private=allow_private))
         except SkipError as exc:
             report.failed.append((item, str(exc)))
-            unread += 1
+    report.sources = len(docs)
+    with lock:
+        stored = _stored_chunks(client, collection, [doc.source for doc in docs])
+    pending: list[_Pending] = []
+    for done, doc in enumerate(docs):
+        if progress:
+            progress("cutting", done, len(docs))
+        have = stored.get(doc.source, {})
+        if _up_to_date(doc, have):
+            report.unchanged += 1
             continue
-        with lock:
-            stored = {str(p.id) for p in client.retrieve(
-                collection, [c.id for c in chunks], with_payload=False, with_vectors=False)}
-        new = [c for c in chunks if c.id not in stored]
+        chunks = chunk(doc, tokens=tokens, overlap=overlap)
+        ids = {c.id for c in chunks}
+        new = [c for c in chunks if c.id not in have]
+        refresh = [c for c in chunks if c.id in have and have[c.id] != c.metadata]
         report.kept += len(chunks) - len(new)
-        pending.append(_Pending(doc, chunks, new, len(new)))
-    report.sources = len(sources) - unread
+        pending.append(_Pending(doc, new, refresh, [i for i in have if i not in ids], len(new)))
     if progress:
-        progress("reading", len(sources), len(sources))
+        progress("cutting", len(docs), len(docs))
 
     todo = [(p, c) for p in pending for c in p.new]
     finished = 0
@@ -353,19 +374,15 @@ def _store(
 
 
 def _finish(client: QdrantClient, lock: threading.Lock, collection: str, item: _Pending) -> int:
-    """Refresh kept chunks' positions, then drop chunks no longer in the source."""
-    ids = [c.id for c in item.chunks]
+    """Once all new chunks are stored: refresh moved chunks, then drop the stale ones."""
     with lock:
-        client.batch_update_points(collection, [
-            models.SetPayloadOperation(set_payload=models.SetPayload(
-                payload={"metadata": c.metadata}, points=[c.id]))
-            for c in item.chunks
-        ])
-        stale = models.Filter(
-            must=_by_source(item.doc.source).must,
-            must_not=[models.HasIdCondition(has_id=list(ids))],
-        )
-        removed = client.count(collection, count_filter=stale, exact=True).count
-        if removed:
-            client.delete(collection, points_selector=models.FilterSelector(filter=stale))
-    return removed
+        if item.refresh:
+            client.batch_update_points(collection, [
+                models.SetPayloadOperation(set_payload=models.SetPayload(
+                    payload={"metadata": c.metadata}, points=[c.id]))
+                for c in item.refresh
+            ])
+        if item.stale:
+            stale: list[models.ExtendedPointId] = list(item.stale)
+            client.delete(collection, points_selector=models.PointIdsList(points=stale))
+    return len(item.stale)
