@@ -178,6 +178,7 @@ def test_urls_are_fetched_through_the_guard(
     url = httpserver.url_for("/kb/glaciers")
     refused = ingest.ingest([url], collection="web")
     assert refused.added == 0 and "non-public" in refused.failed[0][1]
+    assert qdrant.list_collections() == []  # nothing readable: no empty collection left
     monkeypatch.setenv("RAT_ALLOW_PRIVATE_URLS", "1")
     report = ingest.ingest([url], collection="web")
     assert report.added == 1 and report.failed == []

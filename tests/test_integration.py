@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
-from rat_agent import build_graph
+from rat_agent import build_graph, cli
+from rat_agent.retrievers import qdrant
 from rat_agent.stats import RunStats
 
 pytestmark = pytest.mark.integration
@@ -31,3 +35,25 @@ def test_tiny_model_runs_rat_end_to_end() -> None:
     assert usage.prompt_tokens > 0 and usage.completion_tokens > 0
     # the stable-prefix layout lets the server reuse its KV cache across calls
     assert usage.cached_prompt_tokens > 0
+
+
+def test_tiny_model_over_ingested_documents_through_the_cli(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("RAT_DATA_DIR", str(tmp_path / "data"))
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "ferry.md").write_text("# Ferry timetable\n\nThe island ferry leaves the harbour "
+                                   "at 7:15 and 16:40 every weekday.\n")
+    (docs / "bakery.txt").write_text("The bakery on Mill Lane sells rye bread on Fridays.\n")
+    assert cli.main(["ingest", str(docs), "--collection", "town"]) == 0
+    capsys.readouterr()
+    code = cli.main(["ask", "When does the island ferry leave?", "--json",
+                     "--model", "local-tiny", "--retriever", "qdrant", "--collection", "town",
+                     "--k", "1", "--max-steps", "2", "--max-tokens", "48"])
+    assert code == 0
+    result = json.loads(capsys.readouterr().out)
+    assert 1 <= len(result["steps"]) <= 2
+    cited = {Path(s["source"]).name for step in result["steps"] for s in step["sources"]}
+    assert cited and cited <= {"ferry.md", "bakery.txt"}
+    qdrant.close_clients()

@@ -294,9 +294,9 @@ def ingest(
     """Index `items` (files, folders, URLs) into `collection`; returns what changed."""
     report = Report(collection)
     sources, report.failed = discover(items)
+    if not collection.strip():
+        raise ConfigError("the collection name is empty")
     client, lock = get_client()
-    with lock:
-        _ensure_collection(client, collection)
 
     # Read and cut everything first: the embedding stage then knows its total (the
     # progress bar) and batches chunks across small files (the throughput).
@@ -309,7 +309,10 @@ def ingest(
         except SkipError as exc:
             report.failed.append((item, str(exc)))
     report.sources = len(docs)
+    if not docs:  # nothing readable: leave no empty collection behind
+        return report
     with lock:
+        _ensure_collection(client, collection)
         stored = _stored_chunks(client, collection, [doc.source for doc in docs])
     pending: list[_Pending] = []
     for done, doc in enumerate(docs):
