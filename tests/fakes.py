@@ -122,3 +122,10 @@ def make_retriever(k: int) -> ListRetriever:
 
 def make_nothing() -> str:
     return "not a retriever"
+
+
+def make_model(temperature: float = 0.0) -> ScriptedModel:
+    """A model loaded by import path (`model="fakes:make_model"`)."""
+    model = plan_model("STEP 1: one\nSTEP 2: two")
+    model.metadata = {"temperature": temperature}
+    return model

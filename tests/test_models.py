@@ -127,3 +127,20 @@ def test_local_tiny_answers_and_reuses_its_server() -> None:
     again = model.invoke("Name one colour.")
     assert again.usage_metadata is not None
     assert again.usage_metadata.get("input_token_details", {}).get("cache_read", 0) > 0
+
+
+def test_a_model_is_loaded_by_import_path() -> None:
+    from fakes import ScriptedModel
+
+    model = models.get_chat_model("fakes:make_model", temperature=0.5)
+    assert isinstance(model, ScriptedModel) and model.metadata == {"temperature": 0.5}
+    assert models.get_chat_model("fakes:make_model", temperature=0.5) is model  # cached
+
+
+def test_a_bad_model_import_path_is_one_clear_error() -> None:
+    with pytest.raises(ConfigError, match="has no attribute 'nothing'"):
+        models.get_chat_model("fakes:nothing")
+    with pytest.raises(ConfigError, match="returned a str, not a BaseChatModel"):
+        models.get_chat_model("fakes:make_nothing")
+    with pytest.raises(ConfigError, match="unknown model provider 'nosuchprovider'"):
+        models.get_chat_model("nosuchprovider:x")

@@ -18,9 +18,11 @@ from dataclasses import fields
 from typing import Any, get_args
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.types import Command
 from rich.console import Console
 from rich.markup import escape
 
+from rat_agent import cli_review
 from rat_agent.cli_ingest import add_commands, collections_command, ingest_command
 from rat_agent.context import Context, MinecraftSource, Output, QueryMode, ReviseScope
 from rat_agent.errors import ConfigError, RatError
@@ -48,6 +50,8 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument("--thread", help="thread id: resumes that run if it did not finish")
     ask.add_argument("--json", action="store_true", help="print the result as JSON")
     ask.add_argument("--quiet", action="store_true", help="print only the final answer")
+    ask.add_argument("--steps", metavar="FILE",
+                     help="answer a run paused for review with these steps ('-': stdin)")
     for name, f in CONTEXT_FLAGS.items():
         flag = "--" + name.replace("_", "-")
         help_text = f.metadata.get("description", "")
@@ -116,7 +120,7 @@ def _ask(args: argparse.Namespace) -> int:
     config: RunnableConfig = {"configurable": {"thread_id": thread}}
     snapshot = graph.get_state(config)
     values = snapshot.values or {}
-    inputs: InputState | None = {"question": question}
+    inputs: InputState | Command[Any] | None = {"question": question}
     if snapshot.next:  # an unfinished run on this thread: resume it
         if question and question != values.get("question"):
             raise ConfigError(
@@ -124,31 +128,50 @@ def _ask(args: argparse.Namespace) -> int:
                 "omit the question to resume it, or use a new --thread"
             )
         inputs = None
+        if cli_review.pending_review(snapshot) is not None:  # paused for review: answer it
+            inputs = Command(resume=cli_review.read_steps(args.steps) if args.steps else True)
     elif not question:
         raise ConfigError(f"thread {thread} has no unfinished run: give a question")
-    context = _context(args, values.get("settings", {}) if inputs is None else {})
+    if args.steps and not isinstance(inputs, Command):
+        raise ConfigError("--steps answers a run paused for review: give its --thread")
+    context = _context(args, values.get("settings", {}) if inputs is None or isinstance(
+        inputs, Command) else {})
     check_retriever(context)
 
     out = Console(highlight=False, soft_wrap=True)
     show = not (args.json or args.quiet)
     if show:
-        verb = "resuming" if inputs is None else "thread"
+        verb = "thread" if isinstance(inputs, dict) else "resuming"
         out.print(f"[dim]{verb} {thread} · model {context.model} · retriever "
                   f"{context.retriever} · k={context.k}[/dim]")
     stats = RunStats()
     config["callbacks"] = [stats]
     drafts: list[str] = values.get("drafts", [])
     done = len(values.get("steps", []))
-    # durability="sync": a checkpoint is on disk before the next node starts, so a kill
-    # at any moment loses at most the node in flight (the default writes in the background)
-    for update in graph.stream(
-        inputs, config, context=context, stream_mode="updates", durability="sync"
-    ):
-        for node, change in update.items():
-            if show and isinstance(change, dict):
-                drafts = change.get("drafts", drafts)
-                done = len(change.get("steps", [None] * done))
-                _progress(out, node, change, drafts, done)
+    while True:
+        # durability="sync": a checkpoint is on disk before the next node starts, so a kill
+        # at any moment loses at most the node in flight (the default writes in the background)
+        for update in graph.stream(
+            inputs, config, context=context, stream_mode="updates", durability="sync"
+        ):
+            for node, change in update.items():
+                if show and isinstance(change, dict):
+                    drafts = change.get("drafts", drafts)
+                    done = len(change.get("steps", [None] * done))
+                    _progress(out, node, change, drafts, done)
+        review = cli_review.pending_review(graph.get_state(config))
+        if review is None:
+            break
+        if not (show and sys.stdin.isatty()):
+            if review.get("error") and isinstance(inputs, Command):  # our answer was refused
+                raise ConfigError(f"{review['error']} (the run is still paused)")
+            return _paused(thread, review, as_json=args.json)
+        if review.get("error"):
+            out.print(f"[red]{escape(review['error'])}[/red]")
+        answer = cli_review.ask(out, review, thread)
+        if answer is cli_review.STOP:
+            return _paused(thread, review, as_json=False)
+        inputs = Command(resume=answer)
     final = graph.get_state(config).values
     summary = stats.summary()
     if args.json:
@@ -169,12 +192,29 @@ def _ask(args: argparse.Namespace) -> int:
     return 0
 
 
+def _paused(thread: str, review: dict[str, Any], *, as_json: bool) -> int:
+    """The run waits on its thread for the review; say how to answer it."""
+    if as_json:
+        print(json.dumps({"thread": thread, "status": "paused_for_review",
+                          "drafts": review["drafts"]}, indent=2, ensure_ascii=False))
+        return 0
+    Console(stderr=True, highlight=False, soft_wrap=True).print(
+        f"paused for review: accept with `rat ask --thread {thread}`, or edit with "
+        f"`rat ask --thread {thread} --steps FILE` (one \"STEP k: ...\" line per step)"
+    )
+    return 0
+
+
 def _progress(
     out: Console, node: str, change: dict[str, Any], drafts: list[str], done: int
 ) -> None:
     """One node's update as a line or two; `done` counts the steps revised so far."""
     if node == "draft_cot":
         out.rule(f"Draft: {len(drafts)} steps")
+        for n, text in enumerate(drafts, 1):
+            out.print(f"[bold]STEP {n}[/bold] {escape(text)}")
+    elif node == "review_draft":
+        out.rule(f"Reviewed draft: {len(drafts)} steps")
         for n, text in enumerate(drafts, 1):
             out.print(f"[bold]STEP {n}[/bold] {escape(text)}")
     elif node == "to_query":

@@ -36,8 +36,8 @@ class Context:
         default="local",
         metadata={
             "description": "Chat model: 'local' (bundled Qwen2.5-Coder-1.5B), 'local-tiny' "
-            "(SmolLM2-135M, for plumbing tests) or any LangChain 'provider:model', "
-            "e.g. 'openai:gpt-4o-mini'."
+            "(SmolLM2-135M, for plumbing tests), any LangChain 'provider:model', "
+            "e.g. 'openai:gpt-4o-mini', or your own as 'package.module:attribute'."
         },
     )
     retriever: str = field(
@@ -100,6 +100,13 @@ class Context:
             "final call writes the full response from them (code, long writing)."
         },
     )
+    review_draft: bool = field(
+        default=False,
+        metadata={
+            "description": "Pause after the draft so a person can edit, add or delete steps "
+            "before they are checked (needs a checkpointer; resume with the edited steps)."
+        },
+    )
     temperature: float = field(
         default=0.0,
         metadata={"description": "Sampling temperature of every model call (0-2)."},
@@ -140,8 +147,9 @@ class Context:
                 raise ConfigError(
                     f"{name} must be one of {', '.join(choices)}, got {getattr(self, name)!r}"
                 )
-        if not isinstance(self.fetch_pages, bool):
-            raise ConfigError(f"fetch_pages must be true or false, got {self.fetch_pages!r}")
+        for name in ("fetch_pages", "review_draft"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
         for name in ("model", "retriever", "collection"):
             if not str(getattr(self, name)).strip():
                 raise ConfigError(f"{name} must not be empty")

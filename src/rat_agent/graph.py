@@ -1,6 +1,7 @@
 """Algorithm 1 of the RAT paper as a LangGraph graph.
 
     draft_cot                      T = {T1..Tn} <- p(.|I)
+    [review_draft]                 a person edits T (review_draft=true): pause, resume
     repeat for i = 1..n:
         to_query                   Qi  <- ToQuery(I, T*1..i-1, Ti)
         retrieve                   Ri  <- RetrieveFromCorpus(Qi)
@@ -31,6 +32,10 @@ from rat_agent.state import InputState, OutputState, State
 MODEL_RETRY = RetryPolicy(max_attempts=3, initial_interval=1.0, retry_on=ModelError)
 
 
+def after_draft(state: State, runtime: Runtime[Context]) -> str:
+    return "review_draft" if context_of(runtime).review_draft else "to_query"
+
+
 def after_step(state: State, runtime: Runtime[Context]) -> str:
     """Loop while draft steps remain; then finish, writing an answer if asked to."""
     if has_next_step(state):
@@ -50,6 +55,7 @@ def build_graph(
         State, context_schema=Context, input_schema=InputState, output_schema=OutputState
     )
     builder.add_node("draft_cot", nodes.draft_cot, retry_policy=MODEL_RETRY)
+    builder.add_node("review_draft", nodes.review_draft)
     builder.add_node("to_query", nodes.to_query, retry_policy=MODEL_RETRY)
     builder.add_node("retrieve", nodes.retrieve)
     builder.add_node("revise_step", nodes.revise_step, retry_policy=MODEL_RETRY)
@@ -57,7 +63,8 @@ def build_graph(
     builder.add_node("write_answer", nodes.write_answer, retry_policy=MODEL_RETRY)
 
     builder.add_edge(START, "draft_cot")
-    builder.add_edge("draft_cot", "to_query")
+    builder.add_conditional_edges("draft_cot", after_draft, ["review_draft", "to_query"])
+    builder.add_edge("review_draft", "to_query")
     builder.add_edge("to_query", "retrieve")
     builder.add_edge("retrieve", "revise_step")
     builder.add_edge("revise_step", "append_next")

@@ -13,10 +13,12 @@ import threading
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
+from typing import cast
 
 from langchain_core.language_models import BaseChatModel
 from pydantic import SecretStr
 
+from rat_agent import imports
 from rat_agent.errors import ConfigError, ModelError
 from rat_agent.paths import cache_dir
 
@@ -70,8 +72,25 @@ def get_chat_model(name: str, *, temperature: float = 0.0, max_tokens: int = 512
     key = (name, temperature, max_tokens, "")
     with _cache_lock:
         if key not in _model_cache:
-            _model_cache[key] = _provider_chat_model(provider, name, temperature, max_tokens)
+            if _is_import_path(provider):
+                _model_cache[key] = cast(BaseChatModel, imports.load(
+                    name, BaseChatModel, "model", temperature=temperature,
+                    max_tokens=max_tokens))
+            else:
+                _model_cache[key] = _provider_chat_model(provider, name, temperature,
+                                                         max_tokens)
         return _model_cache[key]
+
+
+def _is_import_path(prefix: str) -> bool:
+    """`package.module:attribute` names the user's own model; providers win a tie."""
+    builtin = _builtin_providers() or {}
+    if prefix in builtin:
+        return False
+    try:
+        return importlib.util.find_spec(prefix) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 # --- local models -------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.retrievers import BaseRetriever
 from langgraph.runtime import Runtime
+from langgraph.types import interrupt
 
 from rat_agent import parsing, prompts
 from rat_agent.context import Context
@@ -89,6 +90,23 @@ class RatNodes:
             "answer": "",
             "settings": asdict(ctx),
         }
+
+    def review_draft(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        """With review_draft on: pause with the draft steps until a person edits or accepts them.
+
+        Resume with `Command(resume=...)`: True or {"accept": True} keeps the draft;
+        {"drafts": [...]}, a list of steps, or a text of "STEP k:" lines replaces it.
+        (LangGraph reads resume=None as "no resume" and {} as an empty map of interrupts.)
+        """
+        payload: dict[str, Any] = {"question": state["question"], "drafts": state["drafts"]}
+        while True:  # a bad answer asks again, saying why, rather than failing the run
+            reply = interrupt(payload)
+            try:
+                drafts = reviewed_drafts(reply, context_of(runtime).max_steps)
+                break
+            except ConfigError as exc:
+                payload = {**payload, "error": str(exc)}
+        return {} if drafts is None else {"drafts": drafts}
 
     def to_query(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """Q_i = ToQuery(I, T*_1..i-1, T_i)."""
@@ -172,6 +190,27 @@ class RatNodes:
         reply = self._ask(ctx, prompts.answer_messages(state["question"], _revised(state["steps"])))
         answer = parsing.strip_thinking(reply).strip()
         return {"answer": answer or parsing.format_steps(_revised(state["steps"]))}
+
+
+def reviewed_drafts(reply: Any, max_steps: int) -> list[str] | None:
+    """The edited draft from a review's resume value; None keeps the draft as it was."""
+    if reply is None or reply is True:
+        return None
+    if isinstance(reply, dict):
+        if reply.get("drafts") is None:
+            return None
+        reply = reply["drafts"]
+    if isinstance(reply, str):
+        steps = parsing.split_steps(reply)
+    elif isinstance(reply, list) and all(isinstance(step, str) for step in reply):
+        steps = [step.strip() for step in reply]
+    else:
+        raise ConfigError("a review must give the steps as a list of strings or a text of "
+                          "'STEP k:' lines, or true to accept the draft")
+    steps = [step for step in steps if step]
+    if not steps:
+        raise ConfigError("the reviewed draft has no steps: keep at least one")
+    return parsing.merge_tail(steps, max_steps)
 
 
 def has_next_step(state: State) -> bool:

@@ -1,0 +1,50 @@
+"""Objects the user names by import path, `package.module:attribute` (models, retrievers)."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from typing import Any
+
+from rat_agent.errors import ConfigError
+
+
+def load(path: str, kind: type[Any], what: str, **kwargs: Any) -> Any:
+    """The `kind` instance at `path`, or the one a function (or class) there returns.
+
+    Of `kwargs`, the callable is given those its signature names.
+    """
+    module_name, _, attribute = path.partition(":")
+    if not module_name or not attribute:
+        raise ConfigError(f"{what} {path!r}: write it as 'package.module:attribute'")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigError(f"{what} {path!r}: cannot import {module_name!r}: {exc}") from None
+    target: Any = module
+    for part in attribute.split("."):
+        try:
+            target = getattr(target, part)
+        except AttributeError:
+            raise ConfigError(
+                f"{what} {path!r}: {module_name!r} has no attribute {attribute!r}"
+            ) from None
+    if isinstance(target, kind):
+        return target
+    if not callable(target):
+        raise ConfigError(f"{what} {path!r} is a {type(target).__name__}, "
+                          f"not a {kind.__name__} or a function returning one")
+    try:
+        parameters = inspect.signature(target).parameters
+    except (TypeError, ValueError):  # some builtins have no signature
+        parameters = {}  # type: ignore[assignment]
+    given = {name: value for name, value in kwargs.items() if name in parameters}
+    try:
+        made = target(**given)
+    except Exception as exc:
+        raise ConfigError(f"{what} {path!r} failed to build: {type(exc).__name__}: {exc}"
+                          ) from exc
+    if not isinstance(made, kind):
+        raise ConfigError(f"{what} {path!r} returned a {type(made).__name__}, "
+                          f"not a {kind.__name__}")
+    return made
