@@ -7,15 +7,21 @@ import itertools
 import pytest
 from fakes import ListRetriever, ScriptedModel, current_step, plan_model, prompt_text, wiki_docs
 from langchain_core.messages import BaseMessage
+from langgraph.types import RetryPolicy
 
 from rat_agent import ConfigError, ModelError, build_graph
+from rat_agent.errors import RetrievalError
 
 DRAFT = "STEP 1: chop wood\nSTEP 2: craft planks\nSTEP 3: build a table\nSTEP 4: make sticks"
 STEPS = ["chop wood", "craft planks", "build a table", "make sticks"]
 
 
+FAST_RETRY = RetryPolicy(max_attempts=3, initial_interval=0.01, retry_on=RetrievalError)
+
+
 def run(model: ScriptedModel, retriever: ListRetriever | None = None, **context: object) -> dict:
-    graph = build_graph(llm=model, retriever=retriever or ListRetriever(documents=wiki_docs()))
+    graph = build_graph(llm=model, retriever=retriever or ListRetriever(documents=wiki_docs()),
+                        retrieval_retry=FAST_RETRY)
     return graph.invoke({"question": "How do I get sticks in Minecraft?"}, context=context)
 
 
@@ -146,6 +152,25 @@ def test_failing_retrieval_keeps_the_step_unrevised() -> None:
     assert "retrieval failed" in step["note"]
     assert [kind for kind, _ in model.calls] == ["draft"] + ["revise"] * 3
     assert result["steps"][2]["status"] == "revised"
+    assert retriever.queries.count("craft planks") == 3  # retried before giving up
+
+
+def test_a_transient_retrieval_failure_is_retried() -> None:
+    failures = iter([True, True])
+    retriever = ListRetriever(documents=wiki_docs(),
+                              fail=lambda q: "planks" in q and next(failures, False))
+    result = run(plan_model(DRAFT), retriever, query_mode="text")
+    assert [s["status"] for s in result["steps"]] == ["revised"] * 4
+    assert retriever.queries.count("craft planks") == 3
+
+
+def test_a_bad_retriever_setting_fails_the_run_not_the_step() -> None:
+    class Misconfigured(ListRetriever):
+        def _get_relevant_documents(self, query: str, *, run_manager: object) -> list:  # type: ignore[override]
+            raise ConfigError("collection 'x' is missing")
+
+    with pytest.raises(ConfigError, match="collection 'x'"):
+        run(plan_model(DRAFT), Misconfigured(documents=[]), query_mode="text")
 
 
 def test_empty_draft_is_a_typed_error() -> None:

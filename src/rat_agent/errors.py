@@ -23,3 +23,7 @@ class RetrievalError(RatError):
     """The knowledge source could not be built or queried."""
 
     exit_code = 4
+
+
+class SourceUnavailable(RetrievalError):
+    """The source still failed after its own retries; retrying the step would not help."""

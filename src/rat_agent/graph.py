@@ -23,13 +23,22 @@ from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 
 from rat_agent.context import Context
-from rat_agent.errors import ModelError
+from rat_agent.errors import ModelError, RetrievalError, SourceUnavailable
 from rat_agent.nodes import RatNodes, context_of, has_next_step
 from rat_agent.state import InputState, OutputState, State
 
 # Transient model failures (a dropped connection, a 5xx) are retried with backoff;
 # configuration errors and unusable replies are not, as retrying cannot fix them.
 MODEL_RETRY = RetryPolicy(max_attempts=3, initial_interval=1.0, retry_on=ModelError)
+
+
+def _retry_retrieval(exc: Exception) -> bool:
+    """Sources that retry on their own (Tavily) say so with SourceUnavailable."""
+    return isinstance(exc, RetrievalError) and not isinstance(exc, SourceUnavailable)
+
+
+# A source that keeps failing after these leaves its step unrevised (nodes.retrieval_failed).
+RETRIEVAL_RETRY = RetryPolicy(max_attempts=3, initial_interval=0.5, retry_on=_retry_retrieval)
 
 
 def after_draft(state: State, runtime: Runtime[Context]) -> str:
@@ -48,6 +57,7 @@ def build_graph(
     checkpointer: BaseCheckpointSaver[Any] | None = None,
     llm: BaseChatModel | None = None,
     retriever: BaseRetriever | None = None,
+    retrieval_retry: RetryPolicy = RETRIEVAL_RETRY,
 ) -> CompiledStateGraph[State, Context, InputState, OutputState]:
     """The compiled RAT graph; `llm` and `retriever` override what a run's context names."""
     nodes = RatNodes(llm=llm, retriever=retriever)
@@ -57,7 +67,8 @@ def build_graph(
     builder.add_node("draft_cot", nodes.draft_cot, retry_policy=MODEL_RETRY)
     builder.add_node("review_draft", nodes.review_draft)
     builder.add_node("to_query", nodes.to_query, retry_policy=MODEL_RETRY)
-    builder.add_node("retrieve", nodes.retrieve)
+    builder.add_node("retrieve", nodes.retrieve, retry_policy=retrieval_retry,
+                     error_handler=nodes.retrieval_failed)
     builder.add_node("revise_step", nodes.revise_step, retry_policy=MODEL_RETRY)
     builder.add_node("append_next", nodes.append_next)
     builder.add_node("write_answer", nodes.write_answer, retry_policy=MODEL_RETRY)

@@ -17,12 +17,13 @@ from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.retrievers import BaseRetriever
+from langgraph.errors import NodeError
 from langgraph.runtime import Runtime
-from langgraph.types import interrupt
+from langgraph.types import Command, interrupt
 
 from rat_agent import parsing, prompts
 from rat_agent.context import Context
-from rat_agent.errors import ConfigError, ModelError, RatError
+from rat_agent.errors import ConfigError, ModelError, RatError, RetrievalError
 from rat_agent.retrievers import check_retriever, get_retriever
 from rat_agent.state import Source, State, Step
 
@@ -121,17 +122,30 @@ class RatNodes:
         return {"query": query or draft}  # a useless reply falls back to the step's text
 
     def retrieve(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-        """R_i = top-k documents for Q_i. A failing source leaves the step unrevised."""
+        """R_i = top-k documents for Q_i. Failures are retried by the node's retry policy."""
         ctx = context_of(runtime)
         retriever = self.retriever or get_retriever(ctx)
         try:
             docs = retriever.invoke(state["query"])[: ctx.k]
-        except ConfigError:  # bad settings fail the run; a failing source only this step
+        except RatError:
             raise
-        except Exception as exc:
-            log.warning("retrieval failed for step %d: %s", state["index"] + 1, exc)
-            return {"documents": [], "retrieval_error": f"retrieval failed: {exc}"}
+        except Exception as exc:  # any source's error becomes one typed, retryable error
+            raise RetrievalError(f"{type(exc).__name__}: {exc}") from exc
         return {"documents": [_as_dict(d) for d in docs], "retrieval_error": ""}
+
+    @staticmethod
+    def retrieval_failed(state: State, error: NodeError) -> Command[str]:
+        """After the last retry: keep this step unrevised, say why, and go on.
+
+        Bad settings (ConfigError) are not a flaky source: they fail the run.
+        """
+        if not isinstance(error.error, RetrievalError):
+            raise error.error
+        log.warning("retrieval failed for step %d: %s", state["index"] + 1, error.error)
+        return Command(
+            update={"documents": [], "retrieval_error": f"retrieval failed: {error.error}"},
+            goto="revise_step",
+        )
 
     def revise_step(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """T*_i = p(.|I, T*_1..i-1, T_i, R_i); the revision replaces the draft step."""

@@ -39,7 +39,7 @@ from tenacity.wait import wait_exponential
 
 from rat_agent import fetch, passages
 from rat_agent.context import Context
-from rat_agent.errors import ConfigError, RetrievalError
+from rat_agent.errors import ConfigError, SourceUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -131,8 +131,8 @@ class TavilyRetriever(BaseRetriever):
             return await retrying(self._search_once, query)
         except InvalidAPIKeyError as exc:  # every later step would fail the same way
             raise ConfigError(self._message(exc)) from None
-        except Exception as exc:
-            raise RetrievalError(self._message(exc)) from exc
+        except Exception as exc:  # already retried here: the graph need not retry again
+            raise SourceUnavailable(self._message(exc)) from exc
 
     async def _search_once(self, query: str) -> list[dict[str, Any]]:
         client = AsyncTavilyClient(
