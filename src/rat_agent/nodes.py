@@ -31,9 +31,11 @@ log = logging.getLogger(__name__)
 SNIPPET_CHARS = 240
 
 
-def context_of(runtime: Runtime[Context]) -> Context:
+def context_of(runtime: Runtime[Context] | None) -> Context:
     """The run's context; a run started without one gets the defaults (and environment)."""
-    return runtime.context if runtime.context is not None else Context()
+    if runtime is None or runtime.context is None:
+        return Context()
+    return runtime.context
 
 
 class RatNodes:
