@@ -137,3 +137,20 @@ def test_the_installed_command_reports_errors_without_traceback() -> None:
         timeout=60,
     )
     assert help_text.returncode == 0 and "ask" in help_text.stdout
+
+
+def test_time_travel_from_the_cli(
+    fake_world: ScriptedModel, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert rat("ask", "How do I craft a table?", "--retriever", "fake", "--thread", "tt") == 0
+    capsys.readouterr()
+    assert rat("show", "tt", "--history") == 0
+    assert "next: to_query" in capsys.readouterr().out
+    calls = len(fake_world.calls)
+    assert rat("ask", "--thread", "tt", "--from-step", "3", "--edit", "craft two tables",
+               "--quiet") == 0
+    out = capsys.readouterr().out
+    assert "STEP 1: FIXED get logs" in out and "STEP 3: FIXED craft two tables" in out
+    assert [kind for kind, _ in fake_world.calls[calls:]] == ["query", "revise"]
+    assert rat("ask", "--thread", "tt", "--edit", "x") == 2
+    assert "--edit goes with --from-step" in capsys.readouterr().err

@@ -159,7 +159,7 @@ def test_forking_the_first_step_and_bad_steps() -> None:
     assert revised(result)[0] == "FIXED chop four logs" and len(result["steps"]) == 3
     assert [kind for kind, _ in model.calls].count("draft") == 1
     for bad in (0, 4):
-        with pytest.raises(ConfigError, match="no checkpoint before step|must be between"):
+        with pytest.raises(ConfigError, match=r"no checkpoint before step|must be between"):
             fork(g, "f1", bad, "x")
     with pytest.raises(ConfigError, match="empty"):
         fork(g, "f1", 2, "  ")

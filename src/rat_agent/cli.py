@@ -50,6 +50,9 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument("--thread", help="thread id: resumes that run if it did not finish")
     ask.add_argument("--json", action="store_true", help="print the result as JSON")
     ask.add_argument("--quiet", action="store_true", help="print only the final answer")
+    ask.add_argument("--from-step", type=int, metavar="K",
+                     help="re-run --thread from step K, keeping steps 1..K-1 (time travel)")
+    ask.add_argument("--edit", metavar="TEXT", help="with --from-step: step K's new draft")
     ask.add_argument("--steps", metavar="FILE",
                      help="answer a run paused for review with these steps ('-': stdin)")
     for name, f in CONTEXT_FLAGS.items():
@@ -66,6 +69,7 @@ def _parser() -> argparse.ArgumentParser:
     show = sub.add_parser("show", help="print a past run's steps and answer")
     show.add_argument("thread")
     show.add_argument("--json", action="store_true")
+    show.add_argument("--history", action="store_true", help="list the run's checkpoints")
 
     sub.add_parser("threads", help="list past runs, newest first")
     add_commands(sub)
@@ -79,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "ask":
             return _ask(args)
         if args.command == "show":
-            return _show(args.thread, as_json=args.json)
+            return _show(args.thread, as_json=args.json, history=args.history)
         if args.command == "ingest":
             return ingest_command(args)
         if args.command == "collections":
@@ -118,6 +122,14 @@ def _ask(args: argparse.Namespace) -> int:
     graph = build_graph(checkpointer=saver)
     thread = args.thread or uuid.uuid4().hex[:12]
     config: RunnableConfig = {"configurable": {"thread_id": thread}}
+    if args.from_step is not None:  # time travel: branch the thread before that step
+        if not args.thread or question:
+            raise ConfigError("--from-step re-runs a past run: give its --thread, no question")
+        from rat_agent.timetravel import fork
+
+        fork(graph, thread, args.from_step, args.edit)
+    elif args.edit is not None:
+        raise ConfigError("--edit goes with --from-step")
     snapshot = graph.get_state(config)
     values = snapshot.values or {}
     inputs: InputState | Command[Any] | None = {"question": question}
@@ -283,9 +295,10 @@ def _print_answer(out: Console, answer: str, steps: list[Step], *, cite: bool) -
             out.print(escape(line))
 
 
-def _show(thread: str, *, as_json: bool) -> int:
+def _show(thread: str, *, as_json: bool, history: bool = False) -> int:
     from rat_agent.checkpoints import sqlite_saver
     from rat_agent.graph import build_graph
+    from rat_agent.timetravel import checkpoints
 
     graph = build_graph(checkpointer=sqlite_saver())
     snapshot = graph.get_state({"configurable": {"thread_id": thread}})
@@ -297,6 +310,15 @@ def _show(thread: str, *, as_json: bool) -> int:
         f"unfinished: {len(steps)} of {len(values.get('drafts', []))} steps revised, "
         f"next {', '.join(snapshot.next)}"
     )
+    if history:
+        marks = checkpoints(graph, thread)
+        if as_json:
+            print(json.dumps([vars(m) for m in marks], indent=2, default=str))
+            return 0
+        for mark in marks:
+            print(f"{mark.created_at}  {mark.id}  steps revised: {mark.step}  "
+                  f"next: {', '.join(mark.next) or '(finished)'}")
+        return 0
     if as_json:
         print(json.dumps({"thread": thread, "status": status, **values}, indent=2,
                          ensure_ascii=False, default=str))
