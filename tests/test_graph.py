@@ -195,3 +195,21 @@ def test_each_step_emits_a_progress_event() -> None:
     assert all(e["of"] == 4 and e["status"] == "revised" for e in events)
     assert events[0]["query"] == "about: chop wood"
     assert [s["title"] for s in events[0]["sources"]] == ["Page 1", "Page 2"]
+
+
+def test_studio_forms_come_from_the_schemas() -> None:
+    from dataclasses import fields
+
+    from rat_agent.context import Context
+
+    graph = build_graph()
+    question = graph.get_input_jsonschema()["properties"]["question"]
+    assert question["type"] == "string" and question["description"]
+    context = graph.get_context_jsonschema()["properties"]
+    assert set(context) == {f.name for f in fields(Context)}
+    assert all(prop.get("description") for prop in context.values())
+    assert context["query_mode"]["enum"] == ["llm", "text"]
+    assert context["source"]["enum"] == ["offline", "wiki", "auto"]
+    assert context["output"]["enum"] == ["steps", "answer"]
+    assert context["review_draft"]["type"] == "boolean"
+    assert set(graph.get_output_jsonschema()["properties"]) == {"question", "answer", "steps"}

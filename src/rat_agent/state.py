@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+from typing import Annotated, Any, Literal
+
+# Pydantic (Studio's input and output forms) needs typing_extensions.TypedDict before 3.12.
+from pydantic import Field
+from typing_extensions import TypedDict
 
 StepStatus = Literal["revised", "unchanged", "not_revised"]
 
@@ -27,7 +31,7 @@ class Step(TypedDict):
 
 
 class InputState(TypedDict):
-    question: str
+    question: Annotated[str, Field(description="The task or question, answered step by step.")]
 
 
 class OutputState(TypedDict):
