@@ -7,19 +7,23 @@ class RatError(Exception):
     exit_code = 1
 
 
-class ConfigError(RatError):
+# The standard bases matter beyond Python: LangGraph Server shows the message of a
+# ValueError or RuntimeError to the client, and hides any other as "internal error".
+
+
+class ConfigError(RatError, ValueError):
     """Bad input or configuration: unknown retriever or model, missing key or package, bad range."""
 
     exit_code = 2
 
 
-class ModelError(RatError):
+class ModelError(RatError, RuntimeError):
     """The chat model could not be started or reached, or replied with nothing usable."""
 
     exit_code = 3
 
 
-class RetrievalError(RatError):
+class RetrievalError(RatError, RuntimeError):
     """The knowledge source could not be built or queried."""
 
     exit_code = 4
