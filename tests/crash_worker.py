@@ -1,6 +1,18 @@
-"""Runs the RAT graph on SQLite and SIGKILLs itself inside the Nth model call.
+"""Runs the RAT graph with a checkpointer and SIGKILLs itself at a chosen point.
 
-Usage: python crash_worker.py DB THREAD KILL_AT
+    python crash_worker.py DB THREAD KILL_AT
+        SQLite file DB; dies inside the KILL_AT-th model call (test_resume.py).
+    python crash_worker.py chaos URL THREAD SITE K LOG
+        Checkpoint store URL (SQLite or PostgreSQL); starts the run on THREAD, or resumes it
+        when it is unfinished, and dies at the K-th event of kind SITE in this process:
+          model      on entering a model call
+          retriever  on entering a retrieval
+          put        just before a checkpoint is written
+          committed  just after a checkpoint was written
+          writes     just after a finished node's writes were saved
+          outside    never by itself: the test kills it after a random delay
+        Each finished model call is appended to LOG as "call KIND KEY"; each start as "start".
+        Prints READY when the run starts and DONE when the thread has a finished run.
 """
 
 from __future__ import annotations
@@ -8,17 +20,106 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import time
+from collections import Counter
+from typing import Any
 
-from fakes import ListRetriever, plan_model, wiki_docs
+from fakes import ListRetriever, current_step, plan_model, wiki_docs
 from langchain_core.messages import BaseMessage
 
-from rat_agent.checkpoints import sqlite_saver
+from rat_agent.checkpoints import checkpointer, sqlite_saver, unfinished
 from rat_agent.graph import build_graph
 
 DRAFT = "\n".join(f"STEP {n}: task part {n}" for n in range(1, 6))
 
+# --- chaos mode: test_crash.py -------------------------------------------------------------
+CHAOS_STEPS = 6
+CHAOS_DRAFT = "\n".join(f"STEP {n}: chaos part {n}" for n in range(1, CHAOS_STEPS + 1))
+CHAOS_QUESTION = "How does a run survive being killed?"
+# output="answer" adds write_answer: 1 draft + 2 calls per step + 1 answer
+CHAOS_CONTEXT: dict[str, Any] = {"max_steps": 8, "output": "answer", "k": 2}
+CHAOS_CALLS = 1 + 2 * CHAOS_STEPS + 1
+CALL_DELAY_S = 0.02  # a model call takes a little time, so a kill from outside lands mid-run
+SITES = ("model", "retriever", "put", "committed", "writes", "outside")
+
+
+def call_key(kind: str, messages: list[BaseMessage]) -> str:
+    """What a call is about: the step for a query or revision; the prompt kind otherwise."""
+    step = current_step(messages) if kind in ("query", "revise") else "-"
+    return f"{kind} {step}"
+
+
+def chaos_graph(saver: Any, model: Any, retriever: ListRetriever | None = None) -> Any:
+    return build_graph(checkpointer=saver, llm=model,
+                       retriever=retriever or ListRetriever(documents=wiki_docs()))
+
+
+def chaos(url: str, thread: str, site: str, k: int, log_path: str) -> None:
+    if site not in SITES:
+        raise SystemExit(f"unknown site {site!r}")
+    log = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+
+    def note(line: str) -> None:
+        os.write(log, (line + "\n").encode())  # in the kernel at once: survives SIGKILL
+
+    seen: Counter[str] = Counter()
+
+    def event(kind: str) -> None:
+        seen[kind] += 1
+        if kind == site and seen[kind] == k:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    model = plan_model(CHAOS_DRAFT)
+    respond = model.respond
+
+    def slow(kind: str, messages: list[BaseMessage]) -> str:
+        event("model")
+        time.sleep(CALL_DELAY_S)
+        text = respond(kind, messages)
+        note(f"call {call_key(kind, messages)}")
+        return text
+
+    model.respond = slow
+
+    def on_query(query: str) -> bool:
+        event("retriever")
+        return False  # never fail the retrieval
+
+    retriever = ListRetriever(documents=wiki_docs(), fail=on_query)
+    with checkpointer(url) as saver:
+        put, put_writes = saver.put, saver.put_writes
+
+        def dying_put(*args: Any, **kwargs: Any) -> Any:
+            event("put")
+            result = put(*args, **kwargs)
+            event("committed")
+            return result
+
+        def dying_put_writes(*args: Any, **kwargs: Any) -> None:
+            put_writes(*args, **kwargs)
+            event("writes")
+
+        saver.put = dying_put  # type: ignore[method-assign]
+        saver.put_writes = dying_put_writes  # type: ignore[method-assign]
+        graph = chaos_graph(saver, model, retriever)
+        config = {"configurable": {"thread_id": thread}}
+        snapshot = graph.get_state(config)
+        if snapshot.values and not unfinished(snapshot):
+            print("DONE", flush=True)
+            return
+        note("start")
+        print("READY", flush=True)
+        inputs = None if unfinished(snapshot) else {"question": CHAOS_QUESTION}
+        # "sync": each checkpoint is stored before the next node starts, as the CLI does
+        graph.invoke(inputs, config, context=CHAOS_CONTEXT, durability="sync")
+    print("DONE", flush=True)
+
 
 def main() -> None:
+    if sys.argv[1] == "chaos":
+        url, thread, site, k, log_path = sys.argv[2:7]
+        chaos(url, thread, site, int(k), log_path)
+        return
     db, thread, kill_at = sys.argv[1], sys.argv[2], int(sys.argv[3])
     model = plan_model(DRAFT)
     respond = model.respond

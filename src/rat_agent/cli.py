@@ -110,7 +110,14 @@ def _context(args: argparse.Namespace, saved: dict[str, Any]) -> Context:
 
 
 def _ask(args: argparse.Namespace) -> int:
-    from rat_agent.checkpoints import sqlite_saver
+    from rat_agent.checkpoints import checkpointer
+
+    with checkpointer() as saver:  # RAT_CHECKPOINT_URL, else SQLite in the data folder
+        return _ask_with(args, saver)
+
+
+def _ask_with(args: argparse.Namespace, saver: Any) -> int:
+    from rat_agent.checkpoints import unfinished
     from rat_agent.graph import build_graph
     from rat_agent.retrievers import check_retriever
     from rat_agent.stats import RunStats
@@ -118,7 +125,6 @@ def _ask(args: argparse.Namespace) -> int:
     question = (args.question or "").strip()
     if not question and not args.thread:
         raise ConfigError("the question is empty")
-    saver = sqlite_saver()
     graph = build_graph(checkpointer=saver)
     thread = args.thread or uuid.uuid4().hex[:12]
     config: RunnableConfig = {"configurable": {"thread_id": thread}}
@@ -133,7 +139,7 @@ def _ask(args: argparse.Namespace) -> int:
     snapshot = graph.get_state(config)
     values = snapshot.values or {}
     inputs: InputState | Command[Any] | None = {"question": question}
-    if snapshot.next:  # an unfinished run on this thread: resume it
+    if unfinished(snapshot):  # resume it (killed mid-node, or paused for review)
         if question and question != values.get("question"):
             raise ConfigError(
                 f"thread {thread} has an unfinished run for another question: "
@@ -296,19 +302,27 @@ def _print_answer(out: Console, answer: str, steps: list[Step], *, cite: bool) -
 
 
 def _show(thread: str, *, as_json: bool, history: bool = False) -> int:
-    from rat_agent.checkpoints import sqlite_saver
+    from rat_agent.checkpoints import checkpointer
+
+    with checkpointer() as saver:
+        return _show_with(saver, thread, as_json=as_json, history=history)
+
+
+def _show_with(saver: Any, thread: str, *, as_json: bool, history: bool) -> int:
+    from rat_agent.checkpoints import unfinished
     from rat_agent.graph import build_graph
     from rat_agent.timetravel import checkpoints
 
-    graph = build_graph(checkpointer=sqlite_saver())
+    graph = build_graph(checkpointer=saver)
     snapshot = graph.get_state({"configurable": {"thread_id": thread}})
     values = snapshot.values
     if not values:
         raise ConfigError(f"no run with thread id {thread!r}: see `rat threads`")
     steps: list[Step] = values.get("steps", [])
-    status = "finished" if not snapshot.next else (
+    pending = snapshot.next or tuple(task.name for task in snapshot.tasks)
+    status = "finished" if not unfinished(snapshot) else (
         f"unfinished: {len(steps)} of {len(values.get('drafts', []))} steps revised, "
-        f"next {', '.join(snapshot.next)}"
+        f"next {', '.join(pending)}"
     )
     if history:
         marks = checkpoints(graph, thread)
@@ -338,15 +352,16 @@ def _show(thread: str, *, as_json: bool, history: bool = False) -> int:
 
 
 def _threads() -> int:
-    from rat_agent.checkpoints import sqlite_saver, thread_ids
+    from rat_agent.checkpoints import checkpointer, thread_ids, unfinished
     from rat_agent.graph import build_graph
 
-    saver = sqlite_saver()
-    graph = build_graph(checkpointer=saver)
+    with checkpointer() as saver:
+        graph = build_graph(checkpointer=saver)
+        threads = [(t, graph.get_state({"configurable": {"thread_id": t}}))
+                   for t in thread_ids(saver)]
     out = Console(highlight=False, soft_wrap=True)
-    for thread in thread_ids(saver):
-        snapshot = graph.get_state({"configurable": {"thread_id": thread}})
-        state = "unfinished" if snapshot.next else "finished"
+    for thread, snapshot in threads:
+        state = "unfinished" if unfinished(snapshot) else "finished"
         question = escape(str(snapshot.values.get("question", ""))[:70])
         out.print(f"{thread}  [dim]{state:10}[/dim] {question}")
     return 0
