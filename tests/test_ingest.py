@@ -237,3 +237,16 @@ def test_graph_cites_ingested_files(docs: Path) -> None:
     (step,) = result["steps"]
     assert Path(step["sources"][0]["source"]).name == "guide.md"
     assert step["status"] == "revised"
+
+
+def test_the_ingest_graph_for_the_server(docs: Path) -> None:
+    import asyncio
+
+    from rat_agent.ingest_graph import graph as ingest_graph
+
+    result = asyncio.run(ingest_graph.ainvoke({"paths": [str(docs), str(docs / "nope.md")],
+                                               "collection": "kb"}))
+    assert result["sources"] == 5 and result["added"] == sum(by_source("kb").values())
+    assert result["failed"] == [[str(docs / "nope.md"), "no such file or folder"]]
+    schema = ingest_graph.get_input_jsonschema()
+    assert set(schema["required"]) == {"paths", "collection"}

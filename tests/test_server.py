@@ -81,6 +81,22 @@ def test_studio_gets_the_input_form_and_every_context_field(client: SyncLangGrap
     assert "tavily" in context["retriever"]["description"]
 
 
+def test_the_ingest_graph_fills_a_collection_the_rat_graph_searches(
+    client: SyncLangGraphClient, tmp_path: Path
+) -> None:
+    note = tmp_path / "harbour.md"
+    note.write_text("# Harbour\n\nThe island ferry leaves the harbour at 7:15 on weekdays.\n")
+    report = client.runs.wait(None, "ingest", input={"paths": [str(note)],
+                                                     "collection": "served"})
+    assert isinstance(report, dict) and report["added"] == 1 and report["failed"] == []
+    thread_id = client.threads.create()["thread_id"]
+    context = {**FAKE_CONTEXT, "retriever": "qdrant", "collection": "served", "k": 1}
+    client.runs.wait(thread_id, "rat", input={"question": "When does the ferry leave?"},
+                     context=context)
+    steps = values_of(client, thread_id)["steps"]
+    assert steps and all(s["sources"][0]["source"] == str(note) for s in steps)
+
+
 def test_a_streamed_run_reports_each_step_and_keeps_its_history(
     client: SyncLangGraphClient,
 ) -> None:
