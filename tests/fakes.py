@@ -29,6 +29,9 @@ def kind_of(messages: list[BaseMessage]) -> str:
         ("revise", prompts.REVISE_STEP),
         ("prefix", prompts.REVISE_PREFIX),
         ("answer", prompts.ANSWER),
+        ("direct", prompts.DIRECT),
+        ("rag", prompts.RAG_ANSWER.split("}")[-1]),
+        ("revise_all", prompts.REVISE_ALL),
     ):
         if text.rstrip().endswith(instruction):
             return kind

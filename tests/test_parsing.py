@@ -124,3 +124,7 @@ def test_normalize_ignores_layout_but_not_words() -> None:
         "obtain a Pickaxe two diamonds"
     )
     assert normalize("3 diamonds") != normalize("2 diamonds")
+
+
+def test_a_single_step_label_is_stripped() -> None:
+    assert split_steps("STEP 1: chop a log") == ["chop a log"]

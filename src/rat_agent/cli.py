@@ -24,7 +24,7 @@ from rich.markup import escape
 
 from rat_agent import cli_review
 from rat_agent.cli_ingest import add_commands, collections_command, ingest_command
-from rat_agent.context import Context, MinecraftSource, Output, QueryMode, ReviseScope
+from rat_agent.context import Context, Method, MinecraftSource, Output, QueryMode, ReviseScope
 from rat_agent.errors import ConfigError, RatError
 from rat_agent.state import InputState, Step
 
@@ -34,6 +34,7 @@ CHOICES = {
     "revise_scope": get_args(ReviseScope),
     "output": get_args(Output),
     "source": get_args(MinecraftSource),
+    "method": get_args(Method),
 }
 
 

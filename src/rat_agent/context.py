@@ -12,6 +12,7 @@ QueryMode = Literal["llm", "text"]
 ReviseScope = Literal["step", "prefix"]
 Output = Literal["steps", "answer"]
 MinecraftSource = Literal["offline", "wiki", "auto"]
+Method = Literal["rat", "rat_noncausal", "rat_official_layout", "cot_rag", "rag", "cot", "direct"]
 
 ENV_PREFIX = "RAT_"
 RANGES: dict[str, tuple[float, float]] = {
@@ -32,6 +33,17 @@ class Context:
     templates, a run value equal to the default counts as "not given".
     """
 
+    method: Method = field(
+        default="rat",
+        metadata={
+            "description": "'rat' (the method); the paper's baselines on the same model, "
+            "retriever and budgets: 'direct' (answer only), 'cot' (the draft only), 'rag' "
+            "(one retrieval with the task, then answer), 'cot_rag' (one retrieval with the "
+            "whole draft, one revision), 'rat_noncausal' (queries from the unrevised draft); "
+            "'rat_official_layout' (RAT prompted as the official code: documents first, "
+            "whole answer rewritten each step)."
+        },
+    )
     model: str = field(
         default="local",
         metadata={
@@ -141,7 +153,8 @@ class Context:
             if not low <= value <= high:
                 raise ConfigError(f"{name} must be between {low:g} and {high:g}, got {value!r}")
         for name, kind in (("query_mode", QueryMode), ("revise_scope", ReviseScope),
-                           ("output", Output), ("source", MinecraftSource)):
+                           ("output", Output), ("source", MinecraftSource),
+                           ("method", Method)):
             choices = get_args(kind)
             if getattr(self, name) not in choices:
                 raise ConfigError(

@@ -8,10 +8,16 @@
         revise_step                T*i <- p(.|I, T*1..i-1, Ti, Ri)
         append_next                i   <- i + 1
     write_answer (output=answer)   the final response from T*1..n
+
+The context's `method` turns the same graph into each of the paper's baselines: direct
+(START -> direct), cot (draft_cot -> END), rag (START -> retrieve_once -> answer_once),
+cot_rag (draft_cot -> retrieve_once -> answer_once), rat_noncausal and
+rat_official_layout (the loop above, with queries from the draft / the official prompts).
 """
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -24,7 +30,14 @@ from langgraph.types import RetryPolicy
 
 from rat_agent.context import Context
 from rat_agent.errors import ModelError, RetrievalError, SourceUnavailable
-from rat_agent.nodes import RatNodes, context_of, has_next_step
+from rat_agent.nodes import (
+    RatNodes,
+    answer_once,
+    context_of,
+    direct,
+    has_next_step,
+    retrieve_once,
+)
 from rat_agent.state import InputState, OutputState, State
 
 # Transient model failures (a dropped connection, a 5xx) are retried with backoff;
@@ -41,8 +54,19 @@ def _retry_retrieval(exc: Exception) -> bool:
 RETRIEVAL_RETRY = RetryPolicy(max_attempts=3, initial_interval=0.5, retry_on=_retry_retrieval)
 
 
+def route_start(state: State, runtime: Runtime[Context]) -> str:
+    """The paper's one-call baselines skip the draft."""
+    method = context_of(runtime).method
+    return {"direct": "direct", "rag": "retrieve_once"}.get(method, "draft_cot")
+
+
 def after_draft(state: State, runtime: Runtime[Context]) -> str:
-    return "review_draft" if context_of(runtime).review_draft else "to_query"
+    ctx = context_of(runtime)
+    if ctx.method == "cot":
+        return END
+    if ctx.method == "cot_rag":
+        return "retrieve_once"
+    return "review_draft" if ctx.review_draft else "to_query"
 
 
 def after_step(state: State, runtime: Runtime[Context]) -> str:
@@ -72,15 +96,23 @@ def build_graph(
     builder.add_node("revise_step", nodes.revise_step, retry_policy=MODEL_RETRY)
     builder.add_node("append_next", nodes.append_next)
     builder.add_node("write_answer", nodes.write_answer, retry_policy=MODEL_RETRY)
+    # the baselines (method != "rat"), sharing the model, retriever and budgets
+    builder.add_node("direct", partial(direct, nodes), retry_policy=MODEL_RETRY)
+    builder.add_node("retrieve_once", partial(retrieve_once, nodes))
+    builder.add_node("answer_once", partial(answer_once, nodes), retry_policy=MODEL_RETRY)
 
-    builder.add_edge(START, "draft_cot")
-    builder.add_conditional_edges("draft_cot", after_draft, ["review_draft", "to_query"])
+    builder.add_conditional_edges(START, route_start, ["direct", "retrieve_once", "draft_cot"])
+    builder.add_conditional_edges("draft_cot", after_draft,
+                                  ["review_draft", "to_query", "retrieve_once", END])
     builder.add_edge("review_draft", "to_query")
     builder.add_edge("to_query", "retrieve")
     builder.add_edge("retrieve", "revise_step")
     builder.add_edge("revise_step", "append_next")
     builder.add_conditional_edges("append_next", after_step, ["to_query", "write_answer", END])
     builder.add_edge("write_answer", END)
+    builder.add_edge("direct", END)
+    builder.add_edge("retrieve_once", "answer_once")
+    builder.add_edge("answer_once", END)
     return builder.compile(checkpointer=checkpointer, name="rat")
 
 

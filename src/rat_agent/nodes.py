@@ -56,7 +56,7 @@ class RatNodes:
 
         return get_chat_model(ctx.model, temperature=ctx.temperature, max_tokens=ctx.max_tokens)
 
-    def _ask(self, ctx: Context, messages: list[BaseMessage]) -> str:
+    def ask(self, ctx: Context, messages: list[BaseMessage]) -> str:
         try:
             reply = self._model(ctx).invoke(messages)
         except RatError:
@@ -80,7 +80,7 @@ class RatNodes:
         question = (state.get("question") or "").strip()
         if not question:
             raise ConfigError("the question is empty")
-        reply = self._ask(ctx, prompts.draft_messages(question, ctx.max_steps))
+        reply = self.ask(ctx, prompts.draft_messages(question, ctx.max_steps))
         steps = parsing.drop_repeats(parsing.split_steps(reply))
         drafts = parsing.merge_tail([s for s in steps if parsing.is_useful(s)], ctx.max_steps)
         if not drafts:
@@ -90,7 +90,8 @@ class RatNodes:
             "drafts": drafts,
             "index": 0,
             "steps": [],
-            "answer": "",
+            # method "cot" stops here: the draft is the answer
+            "answer": parsing.format_steps(drafts) if ctx.method == "cot" else "",
             "settings": asdict(ctx),
         }
 
@@ -118,8 +119,9 @@ class RatNodes:
         draft = state["drafts"][i]
         if ctx.query_mode == "text":
             return {"query": draft}
-        revised = _revised(state["steps"])
-        reply = self._ask(ctx, prompts.query_messages(state["question"], revised, draft, i + 1))
+        # Non-causal RAT (a baseline) writes every query from the unrevised draft.
+        past = state["drafts"][:i] if ctx.method == "rat_noncausal" else _revised(state["steps"])
+        reply = self.ask(ctx, prompts.query_messages(state["question"], past, draft, i + 1))
         query = parsing.clean_query(reply)
         return {"query": query or draft}  # a useless reply falls back to the step's text
 
@@ -168,12 +170,17 @@ class RatNodes:
         if not documents:
             step["note"] = step["note"] or "no documents retrieved"
         else:
-            messages = prompts.revise_messages(
-                state["question"], revised_past, draft, i + 1, documents,
-                doc_chars=ctx.doc_chars, scope=ctx.revise_scope,
-            )
-            reply = parsing.clean_reply(self._ask(ctx, messages))
-            if ctx.revise_scope == "prefix":
+            official = ctx.method == "rat_official_layout"
+            if official:
+                messages = prompts.official_revise_messages(
+                    state["question"], revised_past, draft, documents, doc_chars=ctx.doc_chars)
+            else:
+                messages = prompts.revise_messages(
+                    state["question"], revised_past, draft, i + 1, documents,
+                    doc_chars=ctx.doc_chars, scope=ctx.revise_scope,
+                )
+            reply = parsing.clean_reply(self.ask(ctx, messages))
+            if ctx.revise_scope == "prefix" or official:
                 earlier, current = _split_prefix(reply, i + 1)
                 for past, text in zip(steps, earlier, strict=False):
                     past["revised"] = text
@@ -203,9 +210,80 @@ class RatNodes:
     def write_answer(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """For code or long writing: the final response, written from the revised steps."""
         ctx = context_of(runtime)
-        reply = self._ask(ctx, prompts.answer_messages(state["question"], _revised(state["steps"])))
+        reply = self.ask(ctx, prompts.answer_messages(state["question"], _revised(state["steps"])))
         answer = parsing.strip_thinking(reply).strip()
         return {"answer": answer or parsing.format_steps(_revised(state["steps"]))}
+
+
+# --- the paper's baselines, as modes of the same graph (context field `method`) ------------
+
+
+def direct(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """DIRECT: one call, the answer only."""
+    ctx = context_of(runtime)
+    question = _question(state)
+    answer = parsing.strip_thinking(nodes.ask(ctx, prompts.direct_messages(question))).strip()
+    if not answer:
+        raise ModelError("the model returned an empty answer")
+    return {"question": question, "answer": answer, "steps": [], "drafts": [],
+            "settings": asdict(ctx)}
+
+
+def retrieve_once(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """RAG: one retrieval with the task as the query; CoT+RAG: with the whole draft."""
+    ctx = context_of(runtime)
+    if ctx.method == "rag":
+        question = _question(state)
+        query, update = question, {"question": question, "drafts": [], "steps": [],
+                                   "settings": asdict(ctx)}
+    else:
+        query, update = parsing.format_steps(state["drafts"]), {}
+    retriever = nodes.retriever or get_retriever(ctx)
+    try:
+        docs = retriever.invoke(query)[: ctx.k]
+    except ConfigError:
+        raise
+    except Exception as exc:  # a baseline without its documents still answers
+        log.warning("retrieval failed: %s", exc)
+        return {**update, "query": query, "documents": [],
+                "retrieval_error": f"retrieval failed: {exc}"}
+    return {**update, "query": query, "documents": [_as_dict(d) for d in docs],
+            "retrieval_error": ""}
+
+
+def answer_once(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """RAG answers from its documents; CoT+RAG revises the whole draft once against them."""
+    ctx = context_of(runtime)
+    documents = state.get("documents", [])
+    drafts = state.get("drafts", [])
+    if ctx.method == "rag":
+        messages = prompts.rag_messages(state["question"], documents, doc_chars=ctx.doc_chars,
+                                        max_steps=ctx.max_steps)
+    else:
+        messages = prompts.revise_all_messages(state["question"], drafts, documents,
+                                               doc_chars=ctx.doc_chars)
+    reply = parsing.clean_reply(nodes.ask(ctx, messages))
+    texts = parsing.merge_tail(parsing.drop_repeats(parsing.split_steps(reply)), ctx.max_steps)
+    texts = [t for t in texts if parsing.is_useful(t)] or list(drafts)
+    if not texts:
+        raise ModelError("the model returned an empty answer")
+    sources = [_source(d) for d in documents]
+    steps: list[Step] = [{
+        "draft": drafts[n] if n < len(drafts) else "",
+        "query": state.get("query", ""),
+        "sources": sources,
+        "revised": text,
+        "status": "revised" if sources else "not_revised",
+        "note": state.get("retrieval_error") or "",
+    } for n, text in enumerate(texts)]
+    return {"steps": steps, "answer": parsing.format_steps(texts)}
+
+
+def _question(state: State) -> str:
+    question = (state.get("question") or "").strip()
+    if not question:
+        raise ConfigError("the question is empty")
+    return question
 
 
 def reviewed_drafts(reply: Any, max_steps: int) -> list[str] | None:

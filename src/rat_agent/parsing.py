@@ -63,10 +63,11 @@ def split_steps(text: str) -> list[str]:
         pattern = _marker(line)
         if pattern is not None:
             counts[pattern] = counts.get(pattern, 0) + 1
-    # The first kind (in order of strength) that occurs at least twice delimits the steps;
-    # weaker markers inside a step (a sub-list under "STEP 2:") stay part of that step.
+    # The first kind (in order of strength) that occurs at least twice (a "STEP k:" label
+    # is unambiguous: once is enough) delimits the steps; weaker markers inside a step (a
+    # sub-list under "STEP 2:") stay part of that step.
     for pattern in (STEP_MARKER, NUMBER_MARKER, BULLET_MARKER, HEADING_MARKER):
-        if counts.get(pattern, 0) >= 2:
+        if counts.get(pattern, 0) >= (1 if pattern is STEP_MARKER else 2):
             return _split_on(lines, pattern)
     paragraphs = _paragraphs(lines)
     if len(paragraphs) >= 2:

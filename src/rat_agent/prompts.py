@@ -47,6 +47,20 @@ REVISE_PREFIX = (
     "step per line, each starting with 'STEP <number>:'."
 )
 
+# The paper's baselines (method = direct, rag, cot_rag) and the official code's layout.
+DIRECT = "Answer the task. Reply with the answer only."
+
+RAG_ANSWER = (
+    "Answer the task using the documents, step by step, in at most {max_steps} steps. Write "
+    "one step per line, each starting with 'STEP <number>:'. Write only the steps."
+)
+
+REVISE_ALL = (
+    "Check the draft answer against the documents. Correct what they show is wrong, add "
+    "what is missing, keep what is right. Reply with the whole revised answer, one step per "
+    "line, each starting with 'STEP <number>:'."
+)
+
 ANSWER = (
     "Write the complete final response to the task, following the checked steps above. "
     "Reply with the response only."
@@ -106,3 +120,43 @@ def revise_messages(
 
 def answer_messages(question: str, revised: Sequence[str]) -> list[BaseMessage]:
     return [SystemMessage(SYSTEM), HumanMessage(_head(question, revised) + ANSWER)]
+
+
+def direct_messages(question: str) -> list[BaseMessage]:
+    return [SystemMessage(SYSTEM), HumanMessage(_head(question, []) + DIRECT)]
+
+
+def rag_messages(
+    question: str, documents: Sequence[dict[str, str]], *, doc_chars: int, max_steps: int
+) -> list[BaseMessage]:
+    tail = _documents(documents, doc_chars) + RAG_ANSWER.format(max_steps=max_steps)
+    return [SystemMessage(SYSTEM), HumanMessage(_head(question, []) + tail)]
+
+
+def revise_all_messages(
+    question: str, drafts: Sequence[str], documents: Sequence[dict[str, str]], *, doc_chars: int
+) -> list[BaseMessage]:
+    """CoT+RAG's single revision: the whole draft against what the whole draft retrieved."""
+    tail = (f"{_documents(documents, doc_chars)}Draft answer:\n{format_steps(list(drafts))}\n\n"
+            f"{REVISE_ALL}")
+    return [SystemMessage(SYSTEM), HumanMessage(_head(question, []) + tail)]
+
+
+def official_revise_messages(
+    question: str,
+    revised: Sequence[str],
+    step: str,
+    documents: Sequence[dict[str, str]],
+    *,
+    doc_chars: int,
+) -> list[BaseMessage]:
+    """The official RAT code's shape: retrieved text first, then the task and the whole answer
+    so far (revised steps and the current draft step), rewritten whole at every step.
+
+    Kept to measure what our stable-prefix layout saves: with the documents first, no two
+    calls share a prefix, so the server's KV cache cannot help.
+    """
+    answer = format_steps([*revised, step])
+    text = (f"{_documents(documents, doc_chars)}Task: {question.strip()}\n\n"
+            f"Answer so far:\n{answer}\n\n{REVISE_PREFIX}")
+    return [HumanMessage(SYSTEM + "\n\n" + text)]

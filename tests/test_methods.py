@@ -1,0 +1,105 @@
+"""The paper's baselines as modes of one graph: same model, retriever and budgets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fakes import ListRetriever, ScriptedModel, current_step, kind_of, prompt_text, wiki_docs
+from langchain_core.messages import BaseMessage
+
+from rat_agent import build_graph, prompts
+
+DRAFT = "STEP 1: get logs\nSTEP 2: make planks\nSTEP 3: craft a table"
+QUESTION = "How do I make a crafting table?"
+
+
+def model() -> ScriptedModel:
+    def respond(kind: str, messages: list[BaseMessage]) -> str:
+        if kind == "draft":
+            return DRAFT
+        if kind == "direct":
+            return "Craft it from four planks."
+        if kind == "rag":
+            return "STEP 1: chop a log\nSTEP 2: craft 4 planks\nSTEP 3: craft the table"
+        if kind == "revise_all":
+            return "STEP 1: get 1 log\nSTEP 2: make 4 planks\nSTEP 3: craft a table"
+        if kind == "query":
+            return f"about: {current_step(messages)}"
+        if kind == "revise":
+            return f"FIXED {current_step(messages)}"
+        if kind == "prefix":  # the official layout rewrites the whole answer so far
+            answer = prompt_text(messages).split("Answer so far:\n", 1)[1].split("\n\n")[0]
+            return "\n".join(line.replace(": ", ": OK ", 1) if "OK" not in line else line
+                             for line in answer.splitlines())
+        raise AssertionError(kind)
+
+    return ScriptedModel(respond=respond, calls=[])
+
+
+def run(method: str, **context: Any) -> tuple[dict[str, Any], ScriptedModel, ListRetriever]:
+    fake, retriever = model(), ListRetriever(documents=wiki_docs(3))
+    result = build_graph(llm=fake, retriever=retriever).invoke(
+        {"question": QUESTION}, context={"method": method, "k": 2, **context})
+    return result, fake, retriever
+
+
+def kinds(fake: ScriptedModel) -> list[str]:
+    return [kind for kind, _ in fake.calls]
+
+
+def test_direct_is_one_call_and_no_retrieval() -> None:
+    result, fake, retriever = run("direct")
+    assert kinds(fake) == ["direct"] and retriever.queries == []
+    assert result["answer"] == "Craft it from four planks." and result["steps"] == []
+
+
+def test_cot_is_the_draft_alone() -> None:
+    result, fake, retriever = run("cot")
+    assert kinds(fake) == ["draft"] and retriever.queries == []
+    assert result["answer"] == DRAFT and result["steps"] == []
+
+
+def test_rag_retrieves_once_with_the_task() -> None:
+    result, fake, retriever = run("rag")
+    assert kinds(fake) == ["rag"] and retriever.queries == [QUESTION]
+    prompt = prompt_text(fake.calls[0][1])
+    assert prompt.count("[1] Page 1") == 1 and "[3] Page 3" not in prompt  # k=2
+    assert result["answer"].splitlines()[0] == "STEP 1: chop a log"
+    assert all(len(s["sources"]) == 2 for s in result["steps"])
+
+
+def test_cot_rag_retrieves_once_with_the_whole_draft_and_revises_once() -> None:
+    result, fake, retriever = run("cot_rag")
+    assert kinds(fake) == ["draft", "revise_all"]
+    assert retriever.queries == [DRAFT]
+    assert result["answer"].splitlines()[0] == "STEP 1: get 1 log"
+    assert [s["draft"] for s in result["steps"]] == ["get logs", "make planks", "craft a table"]
+
+
+def test_noncausal_rat_queries_from_the_unrevised_draft() -> None:
+    result, fake, _ = run("rat_noncausal")
+    assert kinds(fake) == ["draft"] + ["query", "revise"] * 3
+    third_query = prompt_text(fake.calls[5][1])
+    assert "STEP 1: get logs" in third_query and "FIXED" not in third_query
+    causal, causal_fake, _ = run("rat")
+    assert "STEP 1: FIXED get logs" in prompt_text(causal_fake.calls[5][1])
+    assert [s["revised"] for s in result["steps"]] == [s["revised"] for s in causal["steps"]]
+
+
+def test_official_layout_puts_documents_first_and_rewrites_the_whole_answer() -> None:
+    result, fake, _ = run("rat_official_layout")
+    assert kinds(fake) == ["draft"] + ["query", "prefix"] * 3
+    revise = fake.calls[2][1]
+    assert len(revise) == 1  # one message: no shared system prefix
+    assert str(revise[0].content).startswith(prompts.SYSTEM + "\n\n<documents>")
+    assert [s["revised"] for s in result["steps"]] == ["OK get logs", "OK make planks",
+                                                       "OK craft a table"]
+
+
+def test_every_method_has_the_same_output_shape() -> None:
+    for method in ("direct", "cot", "rag", "cot_rag", "rat_noncausal", "rat",
+                   "rat_official_layout"):
+        result, _, _ = run(method)
+        assert set(result) == {"question", "answer", "steps"}, method
+        assert result["answer"], method
+        assert kind_of  # the fake recognises every prompt the graph sends
