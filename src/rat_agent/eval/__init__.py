@@ -1,0 +1,1 @@
+"""Offline evaluations: checks a model's answers against ground truth it cannot retrieve."""
