@@ -57,3 +57,23 @@ def test_tiny_model_over_ingested_documents_through_the_cli(
     cited = {Path(s["source"]).name for step in result["steps"] for s in step["sources"]}
     assert cited and cited <= {"ferry.md", "bakery.txt"}
     qdrant.close_clients()
+
+
+def test_every_method_runs_on_the_tiny_model_through_rat_eval(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The plumbing of each method on a real model (3 tasks); the scores mean nothing here."""
+    from rat_agent.eval.runner import ALL_METHODS
+
+    monkeypatch.setenv("RAT_DATA_DIR", str(tmp_path / "data"))
+    out = tmp_path / "results"
+    code = cli.main(["eval", "--model", "local-tiny", "--tasks", "3", "--max-steps", "2",
+                     "--max-tokens", "40", "--k", "1", "--out", str(out)])
+    assert code == 0
+    table = (out / "minecraft-local-tiny.md").read_text()
+    for method in ALL_METHODS:
+        assert f"| {method} | 3 |" in table
+    rows = [json.loads(line) for line in
+            (out / "minecraft-local-tiny.jsonl").read_text().splitlines()]
+    assert len(rows) == 3 * len(ALL_METHODS)
+    assert all(row["error"] == "" and row["stats"]["model_calls"] >= 1 for row in rows)

@@ -115,8 +115,12 @@ def test_pick_step_keeps_the_current_one_from_a_whole_plan() -> None:
 
 def test_drop_repeats_removes_a_model_loop_only() -> None:
     looped = ["find ore", "mine it", "Mine it.", "mine it", "craft pick", "mine it"]
-    assert drop_repeats(looped) == ["find ore", "mine it", "craft pick"]
+    assert drop_repeats(looped) == ["find ore", "mine it", "craft pick", "mine it"]
+    cycling = ["a", "get log", "make planks"] + ["get log", "make planks"] * 3 + ["z"]
+    assert drop_repeats(cycling) == ["a", "get log", "make planks", "z"]
     assert drop_repeats(["a b", "b a"]) == ["a b", "b a"]
+    plan = ["mine log", "craft planks", "craft table", "mine log", "craft planks", "craft stick"]
+    assert drop_repeats(plan) == plan  # steps recurring apart are real
 
 
 def test_normalize_ignores_layout_but_not_words() -> None:

@@ -23,6 +23,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from rat_agent import cli_review
+from rat_agent.cli_eval import add_command as add_eval
+from rat_agent.cli_eval import eval_command
 from rat_agent.cli_ingest import add_commands, collections_command, ingest_command
 from rat_agent.context import Context, Method, MinecraftSource, Output, QueryMode, ReviseScope
 from rat_agent.errors import ConfigError, RatError
@@ -74,6 +76,7 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("threads", help="list past runs, newest first")
     add_commands(sub)
+    add_eval(sub)
     return parser
 
 
@@ -89,6 +92,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return ingest_command(args)
         if args.command == "collections":
             return collections_command(args)
+        if args.command == "eval":
+            return eval_command(args)
         return _threads()
     except RatError as exc:
         if os.environ.get("RAT_DEBUG"):

@@ -108,15 +108,30 @@ def _paragraphs(lines: list[str]) -> list[str]:
     return ["\n".join(p) for p in paragraphs if p]
 
 
+LOOP_REPEATS = 3  # a step or block of steps said this many times back to back is a loop
+
+
 def drop_repeats(steps: list[str]) -> list[str]:
-    """Drop exact repeats of an earlier step: the trace of a model stuck in a loop."""
-    seen: set[str] = set()
-    kept = []
-    for step in steps:
-        key = normalize(step)
-        if key not in seen:
-            seen.add(key)
-            kept.append(step)
+    """Collapse a model stuck in a loop: a step, or a block of up to 4 steps, repeated
+    LOOP_REPEATS or more times back to back is kept once.
+
+    Steps that recur apart are left alone: plans repeat themselves legitimately ("mine a
+    log" for the table, again for the sticks).
+    """
+    kept = list(steps)
+    keys = [normalize(step) for step in kept]
+    start = 0
+    while start < len(kept):
+        for size in range(1, 5):
+            block = keys[start:start + size]
+            reps = 1
+            while keys[start + reps * size:start + (reps + 1) * size] == block:
+                reps += 1
+            if len(block) == size and reps >= LOOP_REPEATS:
+                del kept[start + size:start + reps * size]
+                del keys[start + size:start + reps * size]
+                break
+        start += 1
     return kept
 
 

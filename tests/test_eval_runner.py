@@ -1,0 +1,70 @@
+"""The evaluation runner: scores from the checker, results cached and resumed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fakes import ListRetriever, ScriptedModel, prompt_text, wiki_docs
+from langchain_core.messages import BaseMessage
+
+from rat_agent.eval.minecraft import load_tasks, reference_plan
+from rat_agent.eval.runner import cache_file, run_minecraft, table
+from rat_agent.graph import build_graph
+
+TASKS = load_tasks()[:3]
+PLANS = {task.question: reference_plan(task.goal) for task in TASKS}
+
+
+def planner() -> ScriptedModel:
+    """Drafts the right plan; answers 'direct' with something no simulator accepts."""
+
+    def respond(kind: str, messages: list[BaseMessage]) -> str:
+        question = prompt_text(messages).split("Task: ", 1)[1].split("\n", 1)[0]
+        if kind == "draft":
+            return PLANS[question]
+        if kind == "direct":
+            return "Just find one."
+        raise AssertionError(kind)
+
+    return ScriptedModel(respond=respond, calls=[])
+
+
+@pytest.fixture(autouse=True)
+def data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAT_DATA_DIR", str(tmp_path))
+
+
+def test_scores_come_from_the_checker_and_results_are_cached() -> None:
+    model = planner()
+    graph = build_graph(llm=model, retriever=ListRetriever(documents=wiki_docs(1)))
+    seen: list[tuple[int, int]] = []
+    results = run_minecraft(["direct", "cot"], context={"model": "fake", "max_steps": 32},
+                            tasks=TASKS, graph=graph, progress=lambda d, t: seen.append((d, t)))
+    assert [(r.task, r.method) for r in results] == [
+        (t.id, m) for t in TASKS for m in ("direct", "cot")]
+    assert [r.score for r in results if r.method == "cot"] == [1.0] * 3
+    assert [r.score for r in results if r.method == "direct"] == [0.0] * 3
+    assert seen[0] == (0, 6) and seen[-1] == (6, 6)
+    calls = len(model.calls)
+    again = run_minecraft(["direct", "cot"], context={"model": "fake", "max_steps": 32},
+                          tasks=TASKS, graph=graph)
+    assert len(model.calls) == calls and again == results  # nothing computed twice
+    markdown = table(results)
+    assert "| direct | 3 | 0% |" in markdown and "| cot | 3 | 100% |" in markdown
+
+
+def test_an_interrupted_evaluation_computes_only_what_is_missing() -> None:
+    model = planner()
+    graph = build_graph(llm=model, retriever=ListRetriever(documents=wiki_docs(1)))
+    context = {"model": "fake", "max_steps": 32}
+    run_minecraft(["cot"], context=context, tasks=TASKS, graph=graph)
+    path = cache_file("minecraft")
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(lines[:2]) + "\n" + lines[2][:20])  # a kill mid-write
+    before = len(model.calls)
+    results = run_minecraft(["cot"], context=context, tasks=TASKS, graph=graph)
+    assert len(model.calls) == before + 1 and [r.score for r in results] == [1.0] * 3
+    # other settings are other results
+    run_minecraft(["cot"], context={**context, "k": 2}, tasks=TASKS[:1], graph=graph)
+    assert len(model.calls) == before + 2
