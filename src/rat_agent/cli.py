@@ -22,7 +22,7 @@ from langgraph.types import Command
 from rich.console import Console
 from rich.markup import escape
 
-from rat_agent import cli_review
+from rat_agent import cli_review, parsing
 from rat_agent.cli_eval import add_command as add_eval
 from rat_agent.cli_eval import eval_command
 from rat_agent.cli_ingest import add_commands, collections_command, ingest_command
@@ -158,14 +158,14 @@ def _ask_with(args: argparse.Namespace, saver: Any) -> int:
         raise ConfigError(f"thread {thread} has no unfinished run: give a question")
     if args.steps and not isinstance(inputs, Command):
         raise ConfigError("--steps answers a run paused for review: give its --thread")
-    context = _context(args, values.get("settings", {}) if inputs is None or isinstance(
-        inputs, Command) else {})
+    resuming = not isinstance(inputs, dict)  # a resume keeps the run's own settings
+    context = _context(args, values.get("settings", {}) if resuming else {})
     check_retriever(context)
 
     out = Console(highlight=False, soft_wrap=True)
     show = not (args.json or args.quiet)
     if show:
-        verb = "thread" if isinstance(inputs, dict) else "resuming"
+        verb = "resuming" if resuming else "thread"
         out.print(f"[dim]{verb} {thread} · model {context.model} · retriever "
                   f"{context.retriever} · k={context.k}[/dim]")
     stats = RunStats()
@@ -289,22 +289,14 @@ def _print_answer(out: Console, answer: str, steps: list[Step], *, cite: bool) -
     out.print(escape(answer))
     if not cite:
         return
-    numbers: dict[str, int] = {}
-    cited: list[str] = []
-    for n, step in enumerate(steps, 1):
-        refs = []
-        for src in step["sources"]:
-            key = src["source"] or src["title"]
-            if key not in numbers:
-                numbers[key] = len(numbers) + 1
-                cited.append(f"[{numbers[key]}] {src['title']} — {src['source']}")
-            refs.append(f"[{numbers[key]}]")
-        if refs:
-            out.print(f"[dim]STEP {n} sources: {' '.join(refs)}[/dim]")
+    refs, cited = parsing.number_sources(steps)
+    for n, numbers in enumerate(refs, 1):
+        if numbers:
+            out.print(f"[dim]STEP {n} sources: {' '.join(f'[{i}]' for i in numbers)}[/dim]")
     if cited:
         out.print("\n[bold]Sources[/bold]")
-        for line in cited:
-            out.print(escape(line))
+        for i, src in enumerate(cited, 1):
+            out.print(escape(f"[{i}] {src['title']} — {src['source']}"))
 
 
 def _show(thread: str, *, as_json: bool, history: bool = False) -> int:

@@ -263,8 +263,6 @@ def _up_to_date(doc: Loaded, have: dict[str, dict[str, object]]) -> bool:
 
 
 def _ensure_collection(client: QdrantClient, collection: str) -> None:
-    if not collection.strip():
-        raise ConfigError("the collection name is empty")
     if not client.collection_exists(collection):
         hybrid.create_collection(client, collection, metadata=collection_metadata())
     check_collection(client, collection)

@@ -9,6 +9,9 @@ list marker is removed.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+
+from rat_agent.state import Source, Step
 
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>\s*", re.DOTALL | re.IGNORECASE)
 _THINK_OPEN = re.compile(r"^.*?</(?:think|thinking|reasoning)>\s*", re.DOTALL | re.IGNORECASE)
@@ -195,3 +198,20 @@ def normalize(text: str) -> str:
 
 def format_steps(steps: list[str]) -> str:
     return "\n".join(f"STEP {n}: {text}" for n, text in enumerate(steps, 1))
+
+
+def number_sources(steps: Sequence[Step]) -> tuple[list[list[int]], list[Source]]:
+    """Each step's sources as numbers into one list, deduplicated by URL (else title)."""
+    numbers: dict[str, int] = {}
+    cited: list[Source] = []
+    refs: list[list[int]] = []
+    for step in steps:
+        mine = []
+        for source in step["sources"]:
+            key = source["source"] or source["title"]
+            if key not in numbers:
+                numbers[key] = len(numbers) + 1
+                cited.append(source)
+            mine.append(numbers[key])
+        refs.append(mine)
+    return refs, cited

@@ -9,6 +9,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
 from rat_agent.context import Context
+from rat_agent.parsing import number_sources
 from rat_agent.state import Step
 
 DESCRIPTION = (
@@ -52,16 +53,9 @@ def as_tool(
 
 def _as_text(result: dict[str, Any]) -> str:
     steps: list[Step] = result.get("steps", [])
+    refs, cited = number_sources(steps)
     lines = [str(result.get("answer", ""))]
-    numbers: dict[str, int] = {}
-    for n, step in enumerate(steps, 1):
-        refs = []
-        for source in step["sources"]:
-            key = source["source"] or source["title"]
-            numbers.setdefault(key, len(numbers) + 1)
-            refs.append(f"[{numbers[key]}]")
-        if refs:
-            lines.append(f"STEP {n} checked against {' '.join(refs)}")
-    titles = {s["source"] or s["title"]: s["title"] for st in steps for s in st["sources"]}
-    lines += [f"[{n}] {titles[key]} ({key})" for key, n in numbers.items()]
+    lines += [f"STEP {n} checked against {' '.join(f'[{i}]' for i in numbers)}"
+              for n, numbers in enumerate(refs, 1) if numbers]
+    lines += [f"[{i}] {s['title']} ({s['source'] or s['title']})" for i, s in enumerate(cited, 1)]
     return "\n".join(lines)

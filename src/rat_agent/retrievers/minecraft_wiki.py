@@ -43,6 +43,7 @@ from rat_agent.errors import ConfigError, RetrievalError
 from rat_agent.fetch import TIMEOUT, Fetched, FetchError, UnsafeURLError, afetch, fetch
 from rat_agent.fetch import USER_AGENT as _FETCH_AGENT
 from rat_agent.paths import cache_dir
+from rat_agent.retrievers import hybrid
 
 log = logging.getLogger(__name__)
 
@@ -500,17 +501,8 @@ class MinecraftWikiRetriever(BaseRetriever):
 
 
 def _keywords(text: str) -> set[str]:
-    words = (w.strip("'-") for w in _WORD.findall(text.lower()))
-    return {_fold(w) for w in words if w and w not in _STOPWORDS}
-
-
-def _fold(word: str) -> str:
-    """Plural folding: "diamonds" must meet "diamond"."""
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us")):
-        return word[:-1]
-    return word
+    """The corpus index's own words (plural folding included), less this module's stopwords."""
+    return {w for w in hybrid.words(text) if w not in _STOPWORDS}
 
 
 def lexical_candidates(query: str, texts: Sequence[str], limit: int) -> list[int]:
