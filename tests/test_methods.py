@@ -103,3 +103,34 @@ def test_every_method_has_the_same_output_shape() -> None:
         assert set(result) == {"question", "answer", "steps"}, method
         assert result["answer"], method
         assert kind_of  # the fake recognises every prompt the graph sends
+
+
+def test_output_answer_ends_every_method_with_a_written_response() -> None:
+    """Code needs the final response, not the steps: each method with steps writes one."""
+    expected = {
+        "direct": ["direct"],
+        "cot": ["draft", "answer"],
+        "rag": ["rag", "answer"],
+        "cot_rag": ["draft", "revise_all", "answer"],
+        "rat": ["draft"] + ["query", "revise"] * 3 + ["answer"],
+    }
+    for method, calls in expected.items():
+        fake, retriever = model(), ListRetriever(documents=wiki_docs(3))
+        fake.respond = answering(fake.respond)
+        result = build_graph(llm=fake, retriever=retriever).invoke(
+            {"question": QUESTION}, context={"method": method, "k": 2, "output": "answer"})
+        assert kinds(fake) == calls, method
+        if method == "direct":
+            assert result["answer"] == "Craft it from four planks."
+            continue
+        assert result["answer"] == "def final(): ...", method
+        written = prompt_text(fake.calls[-1][1])
+        # cot's steps were never checked, so its answer prompt does not call them checked
+        label = "Steps:\n" if method == "cot" else "Checked steps so far:\n"
+        assert label in written and "STEP 3:" in written, method
+
+
+def answering(respond: Any) -> Any:
+    def wrapped(kind: str, messages: list[BaseMessage]) -> str:
+        return "def final(): ..." if kind == "answer" else str(respond(kind, messages))
+    return wrapped

@@ -11,8 +11,9 @@
 
 The context's `method` turns the same graph into each of the paper's baselines: direct
 (START -> direct), cot (draft_cot -> END), rag (START -> retrieve_once -> answer_once),
-cot_rag (draft_cot -> retrieve_once -> answer_once), rat_noncausal and
-rat_official_layout (the loop above, with queries from the draft / the official prompts).
+cot_rag (draft_cot -> retrieve_once -> answer_once), rat_noncausal and rat_official_layout
+(the loop above, with queries from the draft / the official prompts). With output=answer,
+every method that makes steps ends in write_answer.
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ def route_start(state: State, runtime: Runtime[Context]) -> str:
 def after_draft(state: State, runtime: Runtime[Context]) -> str:
     ctx = context_of(runtime)
     if ctx.method == "cot":
-        return END
+        return finish(state, runtime)
     if ctx.method == "cot_rag":
         return "retrieve_once"
     return "review_draft" if ctx.review_draft else "to_query"
@@ -73,6 +74,11 @@ def after_step(state: State, runtime: Runtime[Context]) -> str:
     """Loop while draft steps remain; then finish, writing an answer if asked to."""
     if has_next_step(state):
         return "to_query"
+    return finish(state, runtime)
+
+
+def finish(state: State, runtime: Runtime[Context]) -> str:
+    """Every method with steps ends in a written response when output=answer (code, say)."""
     return "write_answer" if context_of(runtime).output == "answer" else END
 
 
@@ -103,7 +109,8 @@ def build_graph(
 
     builder.add_conditional_edges(START, route_start, ["direct", "retrieve_once", "draft_cot"])
     builder.add_conditional_edges("draft_cot", after_draft,
-                                  ["review_draft", "to_query", "retrieve_once", END])
+                                  ["review_draft", "to_query", "retrieve_once", "write_answer",
+                                   END])
     builder.add_edge("review_draft", "to_query")
     builder.add_edge("to_query", "retrieve")
     builder.add_edge("retrieve", "revise_step")
@@ -112,7 +119,7 @@ def build_graph(
     builder.add_edge("write_answer", END)
     builder.add_edge("direct", END)
     builder.add_edge("retrieve_once", "answer_once")
-    builder.add_edge("answer_once", END)
+    builder.add_conditional_edges("answer_once", finish, ["write_answer", END])
     return builder.compile(checkpointer=checkpointer, name="rat")
 
 

@@ -210,9 +210,11 @@ class RatNodes:
     def write_answer(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """For code or long writing: the final response, written from the revised steps."""
         ctx = context_of(runtime)
-        reply = self.ask(ctx, prompts.answer_messages(state["question"], _revised(state["steps"])))
-        answer = parsing.strip_thinking(reply).strip()
-        return {"answer": answer or parsing.format_steps(_revised(state["steps"]))}
+        steps = _revised(state["steps"]) or list(state["drafts"])  # method cot: the draft
+        messages = prompts.answer_messages(state["question"], steps,
+                                           checked=bool(state["steps"]))
+        answer = parsing.strip_thinking(self.ask(ctx, messages)).strip()
+        return {"answer": answer or parsing.format_steps(steps)}
 
 
 # --- the paper's baselines, as modes of the same graph (context field `method`) ------------

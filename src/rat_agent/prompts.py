@@ -62,16 +62,16 @@ REVISE_ALL = (
 )
 
 ANSWER = (
-    "Write the complete final response to the task, following the checked steps above. "
+    "Write the complete final response to the task, following the steps above. "
     "Reply with the response only."
 )
 
 
-def _head(question: str, revised: Sequence[str]) -> str:
+def _head(question: str, revised: Sequence[str], label: str = "Checked steps so far") -> str:
     """The stable part of every prompt: the task and the steps already revised."""
     head = f"Task: {question.strip()}\n\n"
     if revised:
-        head += f"Checked steps so far:\n{format_steps(list(revised))}\n\n"
+        head += f"{label}:\n{format_steps(list(revised))}\n\n"
     return head
 
 
@@ -118,8 +118,12 @@ def revise_messages(
     return [SystemMessage(SYSTEM), HumanMessage(_head(question, revised) + tail)]
 
 
-def answer_messages(question: str, revised: Sequence[str]) -> list[BaseMessage]:
-    return [SystemMessage(SYSTEM), HumanMessage(_head(question, revised) + ANSWER)]
+def answer_messages(
+    question: str, steps: Sequence[str], *, checked: bool = True
+) -> list[BaseMessage]:
+    """The final response from the steps (method cot's steps were never checked)."""
+    label = "Checked steps so far" if checked else "Steps"
+    return [SystemMessage(SYSTEM), HumanMessage(_head(question, steps, label) + ANSWER)]
 
 
 def direct_messages(question: str) -> list[BaseMessage]:
