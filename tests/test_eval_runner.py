@@ -70,6 +70,18 @@ def test_an_interrupted_evaluation_computes_only_what_is_missing() -> None:
     assert len(model.calls) == before + 2
 
 
+def test_cached_only_reports_what_is_done_and_computes_nothing() -> None:
+    model = planner()
+    graph = build_graph(llm=model, retriever=ListRetriever(documents=wiki_docs(1)))
+    context = {"model": "fake", "max_steps": 32}
+    run_minecraft(["cot"], context=context, tasks=TASKS[:2], graph=graph)
+    before = len(model.calls)
+    report = run_minecraft(["direct", "cot"], context=context, tasks=TASKS, graph=graph,
+                           cached_only=True)
+    assert len(model.calls) == before
+    assert [(r.task, r.method) for r in report] == [(t.id, "cot") for t in TASKS[:2]]
+
+
 def test_a_results_file_written_earlier_counts_as_cached(tmp_path: Path) -> None:
     """Re-running a committed command on a fresh clone computes only what is new."""
     model = planner()

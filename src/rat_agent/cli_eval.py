@@ -51,6 +51,8 @@ def add_command(sub: Any) -> None:
                      help="comma-separated k for pass@k columns, each at most --samples")
     cmd.add_argument("--concurrency", type=int, default=1,
                      help="runs at once (for remote models; the local model has one slot)")
+    cmd.add_argument("--cached-only", action="store_true",
+                     help="compute nothing: write the report of the runs already done")
     cmd.add_argument("--out", default="benchmarks/results",
                      help="folder for the results file, table and plots")
 
@@ -85,7 +87,11 @@ def eval_command(args: argparse.Namespace) -> int:
         results = runner.run(
             args.benchmark, cases, methods, score=score, context=context,
             concurrency=args.concurrency, seed=out / f"{name}.jsonl",
+            cached_only=args.cached_only,
             progress=lambda done, total: bar.update(task, completed=done, total=total))
+    if not results:
+        raise ConfigError("no runs computed yet for these settings")
+    expected = len(cases) * len(methods)
     score_name = "executable" if args.benchmark == "minecraft" else "pass@1"
     markdown = runner.table(results, score_name, ks)
     out.mkdir(parents=True, exist_ok=True)
@@ -99,11 +105,15 @@ def eval_command(args: argparse.Namespace) -> int:
         command += f" --samples {args.samples} --temperature {args.temperature:g}"
     if ks:
         command += f" --pass-k {args.pass_k}"
+    partial = ""
+    if len(results) < expected:
+        partial = (f"- partial: {len(results)} of {expected} runs so far; the command computes "
+                   "the rest\n")
     plots = plot(results, out / name, f"{args.benchmark}, {args.model}", score_name)
     (out / f"{name}.md").write_text(
         f"# {TITLES[args.benchmark]}, model {args.model}\n\n- command: `{command}`\n"
         f"- score: {SCORES[args.benchmark]}; cost is the mean per run\n"
-        f"- plots: {', '.join(p.name for p in plots)}\n\n{markdown}\n")
+        f"- plots: {', '.join(p.name for p in plots)}\n{partial}\n{markdown}\n")
     Console(highlight=False, soft_wrap=True).print(markdown)
     return 0
 

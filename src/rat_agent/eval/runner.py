@@ -92,11 +92,14 @@ def run(
     graph: Any = None,
     progress: Progress | None = None,
     seed: Path | None = None,
+    cached_only: bool = False,
 ) -> list[Result]:
     """Every (case, method) result, from the cache where it is already there.
 
     `seed` is a results file written earlier (a committed one, say): its results count as
     cached, so re-running a published command on a fresh clone computes only what is new.
+    `cached_only` computes nothing and returns what is there (the report of a run that is
+    still going, or was stopped).
     """
     from rat_agent.graph import build_graph
     from rat_agent.stats import RunStats
@@ -116,6 +119,8 @@ def run(
                 todo.append((case, method, settings, key))
     total = len(cases) * len(methods)
     done = total - len(todo)
+    if cached_only:
+        todo = []
     if progress:
         progress(done, total)
 
@@ -147,8 +152,8 @@ def run(
 
     with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
         list(pool.map(one, todo))
-    return [cached[result_key(c.key, m, {**context, "method": m})] for c in cases
-            for m in methods]
+    keys = (result_key(c.key, m, {**context, "method": m}) for c in cases for m in methods)
+    return [cached[key] for key in keys if key in cached]
 
 
 def minecraft_case(task: Task) -> Case:
