@@ -130,6 +130,19 @@ def test_output_answer_ends_every_method_with_a_written_response() -> None:
         assert label in written and "STEP 3:" in written, method
 
 
+def test_code_in_the_steps_reaches_the_written_answer_as_written() -> None:
+    """A draft's code keeps its indentation and comments on its way to the answer prompt."""
+    code = "```python\nfor x in xs:\n    # add it\n    total += x\n```"
+    fake = model()
+    draft = fake.respond
+    fake.respond = answering(lambda kind, messages: (
+        f"STEP 1: Sum the list.\n{code}\nSTEP 2: Return the total." if kind == "draft"
+        else draft(kind, messages)))
+    build_graph(llm=fake, retriever=ListRetriever(documents=wiki_docs(3))).invoke(
+        {"question": QUESTION}, context={"method": "cot", "output": "answer"})
+    assert f"STEP 1: Sum the list.\n{code}\nSTEP 2:" in prompt_text(fake.calls[-1][1])
+
+
 def answering(respond: Any) -> Any:
     def wrapped(kind: str, messages: list[BaseMessage]) -> str:
         return "def final(): ..." if kind == "answer" else str(respond(kind, messages))

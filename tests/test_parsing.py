@@ -132,3 +132,25 @@ def test_normalize_ignores_layout_but_not_words() -> None:
 
 def test_a_single_step_label_is_stripped() -> None:
     assert split_steps("STEP 1: chop a log") == ["chop a log"]
+
+
+def test_fenced_code_keeps_its_indentation_comments_and_blank_lines() -> None:
+    code = "```python\nfor i in range(n):\n    # compare\n\n    if x:\n        return True\n```"
+    draft = f"STEP 1: Loop over pairs.\n{code}\nSTEP 2: Return False."
+    assert split_steps(draft) == [f"Loop over pairs.\n{code}", "Return False."]
+    # a draft that is all code: its "# comments" are not headings that split it
+    only_code = "```python\n# parse\ndef f(s):\n    # split\n    return s.split()\n```"
+    assert split_steps(only_code) == [only_code]
+    assert pick_step(code, 2) == code
+
+
+def test_indented_lines_keep_their_relative_indentation() -> None:
+    text = "STEP 1: Write the loop:\n    for x in xs:\n        total += x\nSTEP 2: return total"
+    assert split_steps(text) == ["Write the loop:\nfor x in xs:\n    total += x", "return total"]
+
+
+def test_fences_around_prose_go_but_code_fences_stay() -> None:
+    assert clean_reply("```\ncraft planks\n```") == "craft planks"
+    assert clean_reply("```markdown\n1. mine\n2. craft\n```") == "1. mine\n2. craft"
+    code = "```\ndef f():\n    return 1\n```"
+    assert clean_reply(code) == code

@@ -3,19 +3,26 @@
 Small local models format freely ("STEP 1:", "1.", bullets, headings, paragraphs, or one
 block of prose) and wrap replies in thinking blocks, code fences and echoed labels. The
 splitter is line-based so it can never lose text: every line lands in some step, only its
-list marker is removed.
+list marker is removed. Code is kept as written: a fenced code block is one opaque piece of
+its step (a "# comment" in it is not a heading; its indentation and blank lines stay), and
+indented lines keep their indentation relative to their step.
 """
 
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Sequence
 
 from rat_agent.state import Source, Step
 
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>\s*", re.DOTALL | re.IGNORECASE)
 _THINK_OPEN = re.compile(r"^.*?</(?:think|thinking|reasoning)>\s*", re.DOTALL | re.IGNORECASE)
-_FENCE_LINE = re.compile(r"^\s*```[\w+-]*\s*$")
+_FENCE_LINE = re.compile(r"^\s*```\s*([\w+-]*)\s*$")
+_PROSE_TAGS = {"text", "txt", "markdown", "md", "plaintext", "plain"}
+_CODE_HINT = re.compile(
+    r"^(?:[ \t]{2,}\S|\s*(?:def|class|import|from|return|for|while|if|print)\b)", re.MULTILINE
+)
 
 STEP_MARKER = re.compile(
     r"^\s*(?:[*_]{1,2})?(?:#{1,6}\s*)?step\s*(\d+)\s*(?:[*_]{1,2})?\s*[:.)\-–—]?\s*(?:[*_]{1,2})?\s*",
@@ -47,8 +54,45 @@ def strip_thinking(text: str) -> str:
 
 
 def strip_fences(text: str) -> str:
-    """Remove code-fence lines but keep what they enclose."""
-    return "\n".join(line for line in text.splitlines() if not _FENCE_LINE.match(line))
+    """Remove the fences that wrap prose (a reply in ```text```), keeping code blocks whole."""
+    return "\n".join(_unwrap(text.splitlines())[0])
+
+
+def _unwrap(lines: list[str]) -> tuple[list[str], set[int]]:
+    """The lines with prose fences dropped, and which of them belong to code blocks.
+
+    Small models wrap whole plans in fences as often as they fence code; a block is code
+    when its tag names a language, or, untagged, when it has no list markers and looks
+    like code (indented lines, `def`, `return`...).
+    """
+    out: list[str] = []
+    code: set[int] = set()
+    i = 0
+    while i < len(lines):
+        fence = _FENCE_LINE.match(lines[i])
+        if fence is None:
+            out.append(lines[i])
+            i += 1
+            continue
+        end = next((j for j in range(i + 1, len(lines)) if _FENCE_LINE.match(lines[j])),
+                   len(lines))
+        body = lines[i + 1 : end]
+        if _is_code(fence.group(1), body):
+            block = lines[i : end + 1]  # fences included; an unclosed block runs to the end
+            code.update(range(len(out), len(out) + len(block)))
+            out.extend(block)
+        else:
+            out.extend(body)
+        i = end + 1
+    return out, code
+
+
+def _is_code(tag: str, body: list[str]) -> bool:
+    if tag:
+        return tag.lower() not in _PROSE_TAGS
+    if any(p.match(line) for line in body for p in (STEP_MARKER, NUMBER_MARKER, BULLET_MARKER)):
+        return False
+    return bool(_CODE_HINT.search("\n".join(body)))
 
 
 def _marker(line: str) -> re.Pattern[str] | None:
@@ -60,10 +104,10 @@ def _marker(line: str) -> re.Pattern[str] | None:
 
 def split_steps(text: str) -> list[str]:
     """Split a draft into thought steps; every non-blank line ends up in exactly one step."""
-    lines = strip_fences(strip_thinking(text)).splitlines()
+    lines, code = _unwrap(strip_thinking(text).splitlines())
     counts: dict[re.Pattern[str], int] = {}
-    for line in lines:
-        pattern = _marker(line)
+    for n, line in enumerate(lines):
+        pattern = None if n in code else _marker(line)
         if pattern is not None:
             counts[pattern] = counts.get(pattern, 0) + 1
     # The first kind (in order of strength) that occurs at least twice (a "STEP k:" label
@@ -71,29 +115,47 @@ def split_steps(text: str) -> list[str]:
     # sub-list under "STEP 2:") stay part of that step.
     for pattern in (STEP_MARKER, NUMBER_MARKER, BULLET_MARKER, HEADING_MARKER):
         if counts.get(pattern, 0) >= (1 if pattern is STEP_MARKER else 2):
-            return _split_on(lines, pattern)
-    paragraphs = _paragraphs(lines)
+            return _split_on(lines, code, pattern)
+    paragraphs = _paragraphs(lines, code)
     if len(paragraphs) >= 2:
         return paragraphs
-    if paragraphs and len(paragraphs[0]) > LONG_PARAGRAPH:
+    if paragraphs and len(paragraphs[0]) > LONG_PARAGRAPH and not code:
         return [s.strip() for s in _SENTENCE_END.split(paragraphs[0]) if s.strip()]
     return paragraphs
 
 
-def _split_on(lines: list[str], pattern: re.Pattern[str]) -> list[str]:
-    steps: list[list[str]] = []
+def _split_on(lines: list[str], code: set[int], pattern: re.Pattern[str]) -> list[str]:
+    steps: list[tuple[str, list[str]]] = []  # (the marker line's text, the lines under it)
     preamble: list[str] = []
-    for line in lines:
-        if pattern.match(line):
+    for n, line in enumerate(lines):
+        if n not in code and pattern.match(line):
             body = line if pattern is HEADING_MARKER else pattern.sub("", line, count=1)
-            steps.append([_unbold(body.strip())])
-        elif steps:
-            steps[-1].append(line.strip())
+            steps.append((_unbold(body.strip()), []))
         else:
-            preamble.append(line.strip())
-    if preamble and steps:  # text before the first marker is kept, as part of step one
-        steps[0] = [*preamble, *steps[0]]
-    return [s for s in ("\n".join(x for x in step if x) for step in steps) if s]
+            (steps[-1][1] if steps else preamble).append(line if n in code else line.rstrip())
+    if not steps:
+        return []
+    texts = [_join([head, *_block(rest)]) for head, rest in steps]
+    if preamble:  # text before the first marker is kept, as part of step one
+        texts[0] = _join([*_block(preamble), texts[0]])
+    return [t for t in texts if t]
+
+
+def _block(lines: list[str]) -> list[str]:
+    """Lines under one marker, indented relative to each other."""
+    return textwrap.dedent("\n".join(lines)).splitlines()
+
+
+def _join(lines: list[str]) -> str:
+    """Blank lines go, except inside code blocks, where they are part of the code."""
+    kept: list[str] = []
+    fenced = False
+    for line in lines:
+        if _FENCE_LINE.match(line):
+            fenced = not fenced
+        if line.strip() or fenced:
+            kept.append(line)
+    return "\n".join(kept).strip()
 
 
 def _unbold(text: str) -> str:
@@ -101,14 +163,16 @@ def _unbold(text: str) -> str:
     return re.sub(r"^[*_]+\s*", "", text)
 
 
-def _paragraphs(lines: list[str]) -> list[str]:
+def _paragraphs(lines: list[str], code: set[int]) -> list[str]:
+    """Blank-line separated blocks; a blank line inside a code block does not end one."""
     paragraphs: list[list[str]] = [[]]
-    for line in lines:
-        if line.strip():
-            paragraphs[-1].append(line.strip())
+    for n, line in enumerate(lines):
+        if line.strip() or n in code:
+            paragraphs[-1].append(line.rstrip())
         elif paragraphs[-1]:
             paragraphs.append([])
-    return ["\n".join(p) for p in paragraphs if p]
+    texts = (_join(_block(p)) for p in paragraphs)
+    return [t for t in texts if t]
 
 
 LOOP_REPEATS = 3  # a step or block of steps said this many times back to back is a loop
