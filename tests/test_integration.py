@@ -77,3 +77,10 @@ def test_every_method_runs_on_the_tiny_model_through_rat_eval(
             (out / "minecraft-local-tiny.jsonl").read_text().splitlines()]
     assert len(rows) == 3 * len(ALL_METHODS)
     assert all(row["error"] == "" and row["stats"]["model_calls"] >= 1 for row in rows)
+    # the report of a larger run that has not computed its new task yet: nothing is run
+    args = ["eval", "--model", "local-tiny", "--tasks", "4", "--max-steps", "2",
+            "--max-tokens", "40", "--k", "1", "--out", str(out), "--cached-only"]
+    assert cli.main(args) == 0
+    partial = (out / "minecraft-local-tiny.md").read_text()
+    assert f"partial: {len(rows)} of {4 * len(ALL_METHODS)} runs" in partial
+    assert cli.main([*args, "--k", "2"]) == 2  # other settings: nothing computed, an error

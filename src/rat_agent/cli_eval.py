@@ -79,6 +79,8 @@ def eval_command(args: argparse.Namespace) -> int:
     cases, score = _benchmark(args, context)
     out = Path(args.out)
     name = f"{args.benchmark}-{args.model.replace(':', '_').replace('/', '_')}"
+    if args.samples > 1:  # sampled runs are their own report, next to the greedy one
+        name += f"-{args.samples}samples"
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     columns = (TextColumn("evaluating"), BarColumn(), MofNCompleteColumn(),
                TimeRemainingColumn())
