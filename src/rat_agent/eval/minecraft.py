@@ -39,14 +39,14 @@ from importlib import resources
 from typing import Any, Literal
 
 from rat_agent.retrievers.minecraft_corpus import (
-    _COLORS,
-    _IRON_GEAR,
-    _LOGS,
-    _ORE_DROP_COUNTS,
+    COLORS,
     FUELS,
+    IRON_GEAR,
+    LOGS,
+    ORE_DROP_COUNTS,
     SMELTING,
-    _Data,
-    _Recipe,
+    GameData,
+    Recipe,
 )
 
 Action = Literal["mine", "craft", "smelt", "any"]
@@ -123,12 +123,12 @@ _PLANKS = tuple(
     for wood in ("oak", "spruce", "birch", "jungle", "acacia", "cherry", "dark_oak", "mangrove",
                  "bamboo", "crimson", "warped")
 )
-_NATURAL_LOGS = tuple(name for name in _LOGS if not name.startswith("stripped_"))
+_NATURAL_LOGS = tuple(name for name in LOGS if not name.startswith("stripped_"))
 # Shorthand a plan uses for a group of items; the first is the default when obtaining.
 _GROUPS: dict[str, tuple[str, ...]] = {
     "planks": _PLANKS, "plank": _PLANKS, "wooden planks": _PLANKS, "wood planks": _PLANKS,
     "wooden plank": _PLANKS, "wood plank": _PLANKS,
-    "log": _LOGS, "wood": _NATURAL_LOGS, "wooden log": _LOGS, "wood log": _LOGS,
+    "log": LOGS, "wood": _NATURAL_LOGS, "wooden log": LOGS, "wood log": LOGS,
     "tree": _NATURAL_LOGS, "tree trunk": _NATURAL_LOGS, "wood block": _NATURAL_LOGS,
     "iron": ("iron_ingot", "raw_iron", "iron_ore"), "gold": ("gold_ingot", "raw_gold", "gold_ore"),
     "copper": ("copper_ingot", "raw_copper", "copper_ore"),
@@ -173,7 +173,7 @@ class _World:
     """minecraft-data, indexed for the simulator: aliases, drops, recipes, smelting."""
 
     def __init__(self) -> None:
-        self.data = _Data()
+        self.data = GameData()
         items = self.data.items_name
         self.aliases: dict[str, tuple[str, ...]] = {}
         for item in items.values():
@@ -234,7 +234,7 @@ class _World:
 
     def drop_count(self, block: str, item: str) -> int:
         if block.endswith("_ore") or block in ("clay", "glowstone", "melon"):
-            return int(_ORE_DROP_COUNTS.get(item, "1").split("-")[0])
+            return int(ORE_DROP_COUNTS.get(item, "1").split("-")[0])
         return 1
 
     def block_yield(self, block: str) -> list[tuple[str, int]]:
@@ -560,10 +560,10 @@ class _Sim:
         hint = self._how_hint(target)
         raise PlanError(f"no crafting recipe makes {target.candidates[0]}{hint}")
 
-    def _names(self, recipe: _Recipe, slot: int) -> list[str]:
+    def _names(self, recipe: Recipe, slot: int) -> list[str]:
         return [self.world.data.items[i]["name"] for i in recipe.alternatives[slot]]
 
-    def _uses(self, recipe: _Recipe, ingredients: Sequence[_Mention]) -> bool:
+    def _uses(self, recipe: Recipe, ingredients: Sequence[_Mention]) -> bool:
         """Every ingredient the step names is in the recipe (a mined block counts as its
         drop: "3 stone" for cobblestone)."""
         names = {n for slot in range(len(recipe.amounts)) for n in self._names(recipe, slot)}
@@ -575,7 +575,7 @@ class _Sim:
                 return False
         return True
 
-    def _shortage(self, recipe: _Recipe, batches: int,
+    def _shortage(self, recipe: Recipe, batches: int,
                   ingredients: Sequence[_Mention]) -> tuple[int, str] | None:
         """None if the inventory holds everything, else (missing slots, "needs N x, have M").
 
@@ -600,7 +600,7 @@ class _Sim:
                     need -= take
         return (len(missing), "; ".join(missing)) if missing else None
 
-    def _consume(self, recipe: _Recipe, batches: int) -> None:
+    def _consume(self, recipe: Recipe, batches: int) -> None:
         for slot, amount in enumerate(recipe.amounts):
             need = amount * batches
             for name in sorted(self._names(recipe, slot), key=lambda n: -self.have(n)):
@@ -662,7 +662,7 @@ class _Sim:
 
     def _burn(self, count: int, named: Sequence[str]) -> None:
         """Consume fuel for `count` items: named fuel first, then coal, charcoal, wood."""
-        order = [*named, "coal", "charcoal", "coal_block", *_PLANKS, *_LOGS,
+        order = [*named, "coal", "charcoal", "coal_block", *_PLANKS, *LOGS,
                  *(f for f in FUELS if f not in named)]
         if not any(self.have(f) for f in order if f in FUELS):
             raise PlanError("smelting needs fuel (coal, charcoal, planks or logs): no fuel")
@@ -792,7 +792,7 @@ class _Planner:
             self.inventory[name] += need
 
     def _smelt_source(self, name: str) -> str | None:
-        recycled = set(_IRON_GEAR) | {n for n in self.world.smelt_out if n.startswith("golden_")}
+        recycled = set(IRON_GEAR) | {n for n in self.world.smelt_out if n.startswith("golden_")}
         for inputs, output, _ in SMELTING:
             if output == name:
                 for source in inputs:
@@ -835,7 +835,7 @@ class _Planner:
         assert failure is not None
         raise failure
 
-    def _craft_with(self, name: str, need: int, recipe: _Recipe) -> None:
+    def _craft_with(self, name: str, need: int, recipe: Recipe) -> None:
         batches = math.ceil(need / recipe.count)
         chosen: list[tuple[str, int]] = []
         for slot, amount in enumerate(recipe.amounts):
@@ -897,7 +897,7 @@ def generate_tasks(limit: int = 150) -> list[Task]:
     world = _world()
     names = list(_CORE_GOALS) + sorted(
         (n for n in world.data.crafted if n not in _CORE_GOALS
-         and not any(n.startswith(c + "_") for c in _COLORS if c != "white")),
+         and not any(n.startswith(c + "_") for c in COLORS if c != "white")),
         key=lambda n: world.data.items_name[n]["id"],
     )
     tasks: list[Task] = []

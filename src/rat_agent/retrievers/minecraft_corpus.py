@@ -33,17 +33,17 @@ class Page:
 
 # --- hand-written facts the data lacks -----------------------------------------------------
 
-_LOGS = tuple(
+LOGS = tuple(
     f"{prefix}{wood}_{kind}"
     for wood in ("oak", "spruce", "birch", "jungle", "acacia", "cherry", "dark_oak", "mangrove")
     for prefix in ("", "stripped_")
     for kind in ("log", "wood")
 )
-_COLORS = (
+COLORS = (
     "white", "orange", "magenta", "light_blue", "yellow", "lime", "pink", "gray",
     "light_gray", "cyan", "purple", "blue", "brown", "green", "red", "black",
 )
-_IRON_GEAR = (
+IRON_GEAR = (
     "iron_pickaxe", "iron_shovel", "iron_axe", "iron_hoe", "iron_sword", "iron_helmet",
     "iron_chestplate", "iron_leggings", "iron_boots", "iron_horse_armor", "chainmail_helmet",
     "chainmail_chestplate", "chainmail_leggings", "chainmail_boots",
@@ -67,7 +67,7 @@ SMELTING: tuple[tuple[tuple[str, ...], str, str | None], ...] = (
     (("lapis_ore", "deepslate_lapis_ore"), "lapis_lazuli", "blast_furnace"),
     (("redstone_ore", "deepslate_redstone_ore"), "redstone", "blast_furnace"),
     (("nether_quartz_ore",), "quartz", "blast_furnace"),
-    (_IRON_GEAR, "iron_nugget", "blast_furnace"),
+    (IRON_GEAR, "iron_nugget", "blast_furnace"),
     (_GOLD_GEAR, "gold_nugget", "blast_furnace"),
     (("sand", "red_sand"), "glass", None),
     (("cobblestone",), "stone", None),
@@ -89,7 +89,7 @@ SMELTING: tuple[tuple[tuple[str, ...], str, str | None], ...] = (
     (("cactus",), "green_dye", None),
     (("sea_pickle",), "lime_dye", None),
     (("chorus_fruit",), "popped_chorus_fruit", None),
-    (_LOGS, "charcoal", None),
+    (LOGS, "charcoal", None),
     (("kelp",), "dried_kelp", "smoker"),
     (("potato",), "baked_potato", "smoker"),
     (("beef",), "cooked_beef", "smoker"),
@@ -99,14 +99,14 @@ SMELTING: tuple[tuple[tuple[str, ...], str, str | None], ...] = (
     (("rabbit",), "cooked_rabbit", "smoker"),
     (("cod",), "cooked_cod", "smoker"),
     (("salmon",), "cooked_salmon", "smoker"),
-    *(((f"{color}_terracotta",), f"{color}_glazed_terracotta", None) for color in _COLORS),
+    *(((f"{color}_terracotta",), f"{color}_glazed_terracotta", None) for color in COLORS),
 )
 
 # Items smelted per fuel item in a furnace (10 s per item).
 FUELS: Mapping[str, str] = {
     "coal": "8", "charcoal": "8", "coal_block": "80", "lava_bucket": "100", "blaze_rod": "12",
     "dried_kelp_block": "20", "stick": "0.5", "bamboo": "0.25",
-    **{log: "1.5" for log in _LOGS},
+    **{log: "1.5" for log in LOGS},
     **{f"{wood}_planks": "1.5" for wood in ("oak", "spruce", "birch", "jungle", "acacia",
                                              "cherry", "dark_oak", "mangrove", "bamboo")},
 }
@@ -117,7 +117,7 @@ _FUEL_HINT = (
 )
 
 # What the loot data gets wrong: it ignores how many items an ore drops.
-_ORE_DROP_COUNTS: Mapping[str, str] = {
+ORE_DROP_COUNTS: Mapping[str, str] = {
     "coal": "1", "diamond": "1", "emerald": "1", "raw_iron": "1", "raw_gold": "1",
     "raw_copper": "2-5", "lapis_lazuli": "4-9", "redstone": "4-5", "quartz": "1",
     "gold_nugget": "2-6", "clay_ball": "4", "glowstone_dust": "2-4", "melon_slice": "3-7",
@@ -170,7 +170,7 @@ _ESSENTIAL_USES = (
 
 
 @dataclass
-class _Recipe:
+class Recipe:
     """Crafting recipes that differ only in interchangeable ingredients, merged."""
 
     count: int
@@ -180,7 +180,7 @@ class _Recipe:
     amounts: list[int] = field(default_factory=list)
 
 
-class _Data:
+class GameData:
     """Indexes over minecraft-data the page writer looks things up in."""
 
     def __init__(self) -> None:
@@ -274,8 +274,8 @@ class _Data:
             if tools:
                 self.tier_needed[block["name"]] = _lowest_tool(tools)
 
-    def _merge(self, recipes: list[dict[str, Any]]) -> list[_Recipe]:
-        merged: dict[tuple[Any, ...], _Recipe] = {}
+    def _merge(self, recipes: list[dict[str, Any]]) -> list[Recipe]:
+        merged: dict[tuple[Any, ...], Recipe] = {}
         for recipe in recipes:
             cells = _cells(recipe)
             if not cells:
@@ -300,7 +300,7 @@ class _Data:
             key = (grid, pattern, count)
             entry = merged.get(key)
             if entry is None:
-                entry = merged[key] = _Recipe(count, needs_table, grid)
+                entry = merged[key] = Recipe(count, needs_table, grid)
                 entry.alternatives = [[] for _ in order]
                 entry.amounts = [cells.count(c) for c in order]
             for slot, item in enumerate(order):
@@ -355,7 +355,7 @@ def _a(noun: str) -> str:
     return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
 
 
-def _tool_phrase(data: _Data, tool: str) -> str:
+def _tool_phrase(data: GameData, tool: str) -> str:
     tier, _, kind = tool.rpartition("_")
     if kind == "pickaxe" and tier in _TIERS:
         if tier == "wooden":
@@ -368,7 +368,7 @@ def _tool_phrase(data: _Data, tool: str) -> str:
     return _a(data.title(tool))
 
 
-def _ingredient(data: _Data, ids: Sequence[int]) -> str:
+def _ingredient(data: GameData, ids: Sequence[int]) -> str:
     names = [data.title(data.items[i]["name"]) for i in ids]
     if len(names) == 1:
         return names[0]
@@ -380,14 +380,14 @@ def _ingredient(data: _Data, ids: Sequence[int]) -> str:
     return _join(names)
 
 
-def _is_unpacking(data: _Data, recipe: _Recipe) -> bool:
+def _is_unpacking(data: GameData, recipe: Recipe) -> bool:
     """'Block of Diamond -> 9 Diamond': true but never how a plan should get the item."""
     if recipe.count != 9 or recipe.amounts != [1]:
         return False
     return all(data.items[i]["name"].endswith("_block") for i in recipe.alternatives[0])
 
 
-def _crafting_lines(data: _Data, name: str, unpacking: bool) -> list[str]:
+def _crafting_lines(data: GameData, name: str, unpacking: bool) -> list[str]:
     lines = []
     recipes = [r for r in data.crafted.get(name, []) if _is_unpacking(data, r) == unpacking]
     for recipe in recipes[:3]:
@@ -407,10 +407,10 @@ def _crafting_lines(data: _Data, name: str, unpacking: bool) -> list[str]:
     return lines
 
 
-def _smelting_lines(data: _Data, name: str, secondary: bool) -> list[str]:
+def _smelting_lines(data: GameData, name: str, secondary: bool) -> list[str]:
     """Smelting a silk-touched ore or recycling gear works but is rarely how one gets it."""
     lines = []
-    recycled = set(_IRON_GEAR + _GOLD_GEAR)
+    recycled = set(IRON_GEAR + _GOLD_GEAR)
     for inputs, other in data.smelted_from.get(name, []):
         if all(i.endswith("_ore") or i in recycled for i in inputs) != secondary:
             continue
@@ -424,7 +424,7 @@ def _smelting_lines(data: _Data, name: str, secondary: bool) -> list[str]:
     return lines
 
 
-def _mining_lines(data: _Data, name: str) -> list[str]:
+def _mining_lines(data: GameData, name: str) -> list[str]:
     # (how, tool) -> blocks: blocks that drop the item the same way share one line.
     groups: dict[tuple[str, str | None], list[str]] = defaultdict(list)
     for block, how in data.dropped_by.get(name, []):
@@ -461,7 +461,7 @@ def _mining_lines(data: _Data, name: str) -> list[str]:
         else:
             ore_like = all(b.endswith("_ore") or b in ("clay", "glowstone", "melon")
                            for b in blocks)
-            count = _ORE_DROP_COUNTS.get(name, "") if ore_like else ""
+            count = ORE_DROP_COUNTS.get(name, "") if ore_like else ""
             verb = "sometimes drops" if how == "chance" else "drops"
             lines.append(
                 f"Mining: mine {titles}{using}; it {verb} {count} {data.title(name)}.{nothing}"
@@ -470,7 +470,7 @@ def _mining_lines(data: _Data, name: str) -> list[str]:
     return lines
 
 
-def _mob_lines(data: _Data, name: str) -> list[str]:
+def _mob_lines(data: GameData, name: str) -> list[str]:
     drops = data.mob_drops.get(name, [])
     drops = sorted(drops, key=lambda d: (not d[1], d[2], d[0]))[:4]
     if not drops:
@@ -482,7 +482,7 @@ def _mob_lines(data: _Data, name: str) -> list[str]:
     return [f"Mob drop: dropped by {_join(parts)} when killed."]
 
 
-def _uses_lines(data: _Data, name: str) -> list[str]:
+def _uses_lines(data: GameData, name: str) -> list[str]:
     lines = []
     uses = data.uses.get(name, set())
     if uses:
@@ -510,7 +510,7 @@ def _uses_lines(data: _Data, name: str) -> list[str]:
     return lines
 
 
-def _describe(data: _Data, name: str) -> str:
+def _describe(data: GameData, name: str) -> str:
     item = data.items_name[name]
     title = data.title(name)
     kind = "item"
@@ -542,7 +542,7 @@ def _describe(data: _Data, name: str) -> str:
     return " ".join(facts)
 
 
-def _page(data: _Data, name: str) -> Page | None:
+def _page(data: GameData, name: str) -> Page | None:
     title = data.title(name)
     obtain = [
         *_smelting_lines(data, name, secondary=False),
@@ -570,7 +570,7 @@ def _page(data: _Data, name: str) -> Page | None:
 @cache
 def build_pages() -> tuple[Page, ...]:
     """Every obtainable item's page, in item id order; cheap (<1 s) and deterministic."""
-    data = _Data()
+    data = GameData()
     pages = []
     for item in sorted(data.items.values(), key=lambda i: i["id"]):
         page = _page(data, item["name"])
