@@ -32,6 +32,7 @@ def kind_of(messages: list[BaseMessage]) -> str:
         ("direct", prompts.DIRECT),
         ("rag", prompts.RAG_ANSWER.split("}")[-1]),
         ("revise_all", prompts.REVISE_ALL),
+        ("thought", prompts.THOUGHT),
     ):
         if text.rstrip().endswith(instruction):
             return kind

@@ -39,7 +39,7 @@ def revised(result: dict[str, Any]) -> list[str]:
 def test_invoke_and_ainvoke_give_the_same_answer() -> None:
     result = graph().invoke(QUESTION, context=CONTEXT)
     assert revised(result) == FIXED
-    assert set(result) == {"question", "answer", "steps"}  # the output schema only
+    assert set(result) == {"question", "answer", "steps", "thoughts"}  # the output schema only
     assert asyncio.run(graph().ainvoke(QUESTION, context=CONTEXT)) == result
 
 

@@ -212,4 +212,5 @@ def test_studio_forms_come_from_the_schemas() -> None:
     assert context["source"]["enum"] == ["offline", "wiki", "auto"]
     assert context["output"]["enum"] == ["steps", "answer"]
     assert context["review_draft"]["type"] == "boolean"
-    assert set(graph.get_output_jsonschema()["properties"]) == {"question", "answer", "steps"}
+    assert set(graph.get_output_jsonschema()["properties"]) == {"question", "answer", "steps",
+                                                                  "thoughts"}

@@ -50,12 +50,22 @@ def test_tiny_model_over_ingested_documents_through_the_cli(
     capsys.readouterr()
     code = cli.main(["ask", "When does the island ferry leave?", "--json",
                      "--model", "local-tiny", "--retriever", "qdrant", "--collection", "town",
-                     "--k", "1", "--max-steps", "2", "--max-tokens", "48"])
+                     "--k", "1", "--max-steps", "2", "--max-tokens", "48", "--memory"])
     assert code == 0
     result = json.loads(capsys.readouterr().out)
     assert 1 <= len(result["steps"]) <= 2
     cited = {Path(s["source"]).name for step in result["steps"] for s in step["sources"]}
     assert cited and cited <= {"ferry.md", "bakery.txt"}
+    # memory: one thought tried per checked step and one for the answer, each accounted for
+    checked = [s for s in result["steps"] if s["status"] != "not_revised"]
+    assert len(result["thoughts"]) == len(checked) + (1 if checked else 0)
+    for note in result["thoughts"]:
+        assert note["stored"] == (note["reason"] == "stored")
+        assert note["reason"].split(":")[0] in {
+            "stored", "not confident", "unreadable reply", "redundant"}
+    assert cli.main(["memory", "list"]) == 0
+    listed = capsys.readouterr().out
+    assert all(n["id"][:8] in listed for n in result["thoughts"] if n["stored"])
     qdrant.close_clients()
 
 

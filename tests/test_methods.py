@@ -100,7 +100,7 @@ def test_every_method_has_the_same_output_shape() -> None:
     for method in ("direct", "cot", "rag", "cot_rag", "rat_noncausal", "rat",
                    "rat_official_layout"):
         result, _, _ = run(method)
-        assert set(result) == {"question", "answer", "steps"}, method
+        assert set(result) == {"question", "answer", "steps", "thoughts"}, method
         assert result["answer"], method
         assert kind_of  # the fake recognises every prompt the graph sends
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -16,6 +17,7 @@ from rat_agent.parsing import (
     drop_repeats,
     merge_tail,
     normalize,
+    parse_thought,
     pick_step,
     split_steps,
     strip_thinking,
@@ -154,3 +156,27 @@ def test_fences_around_prose_go_but_code_fences_stay() -> None:
     assert clean_reply("```markdown\n1. mine\n2. craft\n```") == "1. mine\n2. craft"
     code = "```\ndef f():\n    return 1\n```"
     assert clean_reply(code) == code
+
+
+@pytest.mark.parametrize(("reply", "verdict", "text"), [
+    ("CONFIDENT: 1\nTHOUGHT: Sticks come from two planks.", "confident",
+     "Sticks come from two planks."),
+    ("**Confidence:** yes\n**Thought:** Sticks come from two planks.", "confident",
+     "Sticks come from two planks."),
+    ("1\nSticks come from two planks.", "confident", "Sticks come from two planks."),
+    ("CONFIDENT: 1 THOUGHT: Sticks come from two planks.", "confident",
+     "Sticks come from two planks."),
+    ("<think>is it real?</think>CONFIDENT: 1\nTHOUGHT: Sticks come from two planks.",
+     "confident", "Sticks come from two planks."),
+    ("CONFIDENT: 0", "not confident", ""),
+    ("0", "not confident", ""),
+    ("Confident: no\nThought: it cannot be answered", "not confident", ""),
+    ("CONFIDENT: 1 (sure)", "unreadable", ""),  # confident, but no thought
+    ("CONFIDENT: 1\nTHOUGHT: CONFIDENT: 1", "unreadable", ""),
+    ("Sticks come from two planks.", "unreadable", ""),
+    ("THOUGHT: Sticks come from two planks.\nCONFIDENT: 1", "unreadable", ""),
+    ("CONFIDENT: 10\nTHOUGHT: x y z", "unreadable", ""),
+    ("", "unreadable", ""),
+])
+def test_thought_replies_fail_closed(reply: str, verdict: str, text: str) -> None:
+    assert parse_thought(reply) == (verdict, text)

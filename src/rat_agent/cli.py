@@ -26,7 +26,17 @@ from rat_agent import cli_review, parsing
 from rat_agent.cli_eval import add_command as add_eval
 from rat_agent.cli_eval import eval_command
 from rat_agent.cli_ingest import add_commands, collections_command, ingest_command
-from rat_agent.context import Context, Method, MinecraftSource, Output, QueryMode, ReviseScope
+from rat_agent.cli_memory import add_command as add_memory
+from rat_agent.cli_memory import memory_command
+from rat_agent.context import (
+    Context,
+    MemoryFrom,
+    Method,
+    MinecraftSource,
+    Output,
+    QueryMode,
+    ReviseScope,
+)
 from rat_agent.errors import ConfigError, RatError
 from rat_agent.state import InputState, Step
 
@@ -37,6 +47,7 @@ CHOICES = {
     "output": get_args(Output),
     "source": get_args(MinecraftSource),
     "method": get_args(Method),
+    "memory_from": get_args(MemoryFrom),
 }
 
 
@@ -77,6 +88,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("threads", help="list past runs, newest first")
     add_commands(sub)
     add_eval(sub)
+    add_memory(sub)
     return parser
 
 
@@ -94,6 +106,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return collections_command(args)
         if args.command == "eval":
             return eval_command(args)
+        if args.command == "memory":
+            return memory_command(args)
         return _threads()
     except RatError as exc:
         if os.environ.get("RAT_DEBUG"):
@@ -201,6 +215,7 @@ def _ask_with(args: argparse.Namespace, saver: Any) -> int:
     if args.json:
         print(json.dumps({"thread": thread, "question": final["question"],
                           "answer": final["answer"], "steps": final["steps"],
+                          "thoughts": final.get("thoughts", []),
                           "stats": summary}, indent=2, ensure_ascii=False))
         return 0
     if show:
@@ -249,7 +264,7 @@ def _progress(
         titles = ", ".join(d["title"] for d in change.get("documents", []))
         if change.get("retrieval_error"):
             out.print(f"[yellow]{escape(change['retrieval_error'])}[/yellow]")
-        else:
+        if titles or not change.get("retrieval_error"):
             out.print(f"[cyan]sources[/cyan] {escape(titles) or '(none)'}")
     elif node == "revise_step":
         step: Step = change["steps"][-1]
@@ -265,6 +280,21 @@ def _progress(
                       f"[yellow](kept: {escape(step['note'])})[/yellow]")
     elif node == "write_answer":
         out.print("[dim]final answer written[/dim]")
+    elif node == "remember":
+        out.print(f"[dim]memory: {escape(memory_summary(change.get('thoughts', [])))}[/dim]")
+
+
+def memory_summary(notes: list[dict[str, Any]]) -> str:
+    """"2 thoughts stored, 1 redundant, 1 not confident": what a run taught the memory."""
+    if not notes:
+        return "no thoughts made (no step was checked against sources)"
+    counts: dict[str, int] = {}
+    for note in notes:
+        reason = "stored" if note["stored"] else note["reason"].split(":", 1)[0]
+        counts[reason] = counts.get(reason, 0) + 1
+    stored = counts.pop("stored", 0)
+    parts = [f"{stored} thought{'s' if stored != 1 else ''} stored"]
+    return ", ".join(parts + [f"{n} {reason}" for reason, n in counts.items()])
 
 
 def _diff(before: str, after: str) -> str:

@@ -13,6 +13,7 @@ ReviseScope = Literal["step", "prefix"]
 Output = Literal["steps", "answer"]
 MinecraftSource = Literal["offline", "wiki", "auto"]
 Method = Literal["rat", "rat_noncausal", "rat_official_layout", "cot_rag", "rag", "cot", "direct"]
+MemoryFrom = Literal["both", "steps", "answer"]
 
 ENV_PREFIX = "RAT_"
 RANGES: dict[str, tuple[float, float]] = {
@@ -21,6 +22,9 @@ RANGES: dict[str, tuple[float, float]] = {
     "temperature": (0.0, 2.0),
     "max_tokens": (16, 8192),
     "doc_chars": (100, 20000),
+    "memory_k": (0, 20),
+    "memory_min_score": (0.0, 1.0),
+    "memory_novelty": (0.0, 1.0),
 }
 
 
@@ -135,6 +139,42 @@ class Context:
         },
     )
 
+    memory: bool = field(
+        default=False,
+        metadata={
+            "description": "Thought memory (Thought-Retriever): every step also retrieves "
+            "checked thoughts of earlier runs, and this run's confident, novel conclusions "
+            "are stored for later ones."
+        },
+    )
+    memory_collection: str = field(
+        default="thoughts",
+        metadata={"description": "Qdrant collection of the thought memory: one per user or "
+                                 "project (`rat memory list` shows it)."},
+    )
+    memory_k: int = field(
+        default=2,
+        metadata={"description": "Most thoughts retrieved for each step, besides the k "
+                                 "documents (0-20; 0 stores thoughts without reading them)."},
+    )
+    memory_min_score: float = field(
+        default=0.5,
+        metadata={"description": "Least cosine similarity between a step's query and a "
+                                 "thought for the thought to be retrieved (0-1)."},
+    )
+    memory_novelty: float = field(
+        default=0.85,
+        metadata={"description": "A new thought is stored only if its cosine similarity to "
+                                 "every stored thought and to the nearest documents is below "
+                                 "this (0-1; the paper uses 0.85)."},
+    )
+    memory_from: MemoryFrom = field(
+        default="both",
+        metadata={"description": "What becomes thoughts: 'steps' (each checked step), "
+                                 "'answer' (the question and final answer) or 'both'; one "
+                                 "model call per thought."},
+    )
+
     def __post_init__(self) -> None:
         for f in fields(self):
             if f.default is MISSING:
@@ -154,18 +194,20 @@ class Context:
                 raise ConfigError(f"{name} must be between {low:g} and {high:g}, got {value!r}")
         for name, kind in (("query_mode", QueryMode), ("revise_scope", ReviseScope),
                            ("output", Output), ("source", MinecraftSource),
-                           ("method", Method)):
+                           ("method", Method), ("memory_from", MemoryFrom)):
             choices = get_args(kind)
             if getattr(self, name) not in choices:
                 raise ConfigError(
                     f"{name} must be one of {', '.join(choices)}, got {getattr(self, name)!r}"
                 )
-        for name in ("fetch_pages", "review_draft"):
+        for name in ("fetch_pages", "review_draft", "memory"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
-        for name in ("model", "retriever", "collection"):
+        for name in ("model", "retriever", "collection", "memory_collection"):
             if not str(getattr(self, name)).strip():
                 raise ConfigError(f"{name} must not be empty")
+        if self.memory and self.method in ("direct", "cot"):
+            raise ConfigError(f"memory needs a method that retrieves; {self.method!r} does not")
 
 
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}

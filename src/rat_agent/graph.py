@@ -8,12 +8,14 @@
         revise_step                T*i <- p(.|I, T*1..i-1, Ti, Ri)
         append_next                i   <- i + 1
     write_answer (output=answer)   the final response from T*1..n
+    remember (memory=true)         thoughts <- p(.|I, T*, answer), kept if confident and novel
 
 The context's `method` turns the same graph into each of the paper's baselines: direct
 (START -> direct), cot (draft_cot -> END), rag (START -> retrieve_once -> answer_once),
 cot_rag (draft_cot -> retrieve_once -> answer_once), rat_noncausal and rat_official_layout
 (the loop above, with queries from the draft / the official prompts). With output=answer,
-every method that makes steps ends in write_answer.
+every method that makes steps ends in write_answer. With memory=true, retrieve also reads
+the thought memory, and every method that retrieves ends in remember (Thought-Retriever).
 """
 
 from __future__ import annotations
@@ -79,7 +81,14 @@ def after_step(state: State, runtime: Runtime[Context]) -> str:
 
 def finish(state: State, runtime: Runtime[Context]) -> str:
     """Every method with steps ends in a written response when output=answer (code, say)."""
-    return "write_answer" if context_of(runtime).output == "answer" else END
+    if context_of(runtime).output == "answer":
+        return "write_answer"
+    return after_answer(state, runtime)
+
+
+def after_answer(state: State, runtime: Runtime[Context]) -> str:
+    """With memory on, the finished run's conclusions become thoughts."""
+    return "remember" if context_of(runtime).memory else END
 
 
 def build_graph(
@@ -102,6 +111,7 @@ def build_graph(
     builder.add_node("revise_step", nodes.revise_step, retry_policy=MODEL_RETRY)
     builder.add_node("append_next", nodes.append_next)
     builder.add_node("write_answer", nodes.write_answer, retry_policy=MODEL_RETRY)
+    builder.add_node("remember", nodes.remember)
     # the baselines (method != "rat"), sharing the model, retriever and budgets
     builder.add_node("direct", partial(direct, nodes), retry_policy=MODEL_RETRY)
     builder.add_node("retrieve_once", partial(retrieve_once, nodes))
@@ -110,16 +120,18 @@ def build_graph(
     builder.add_conditional_edges(START, route_start, ["direct", "retrieve_once", "draft_cot"])
     builder.add_conditional_edges("draft_cot", after_draft,
                                   ["review_draft", "to_query", "retrieve_once", "write_answer",
-                                   END])
+                                   "remember", END])
     builder.add_edge("review_draft", "to_query")
     builder.add_edge("to_query", "retrieve")
     builder.add_edge("retrieve", "revise_step")
     builder.add_edge("revise_step", "append_next")
-    builder.add_conditional_edges("append_next", after_step, ["to_query", "write_answer", END])
-    builder.add_edge("write_answer", END)
+    builder.add_conditional_edges("append_next", after_step,
+                                  ["to_query", "write_answer", "remember", END])
+    builder.add_conditional_edges("write_answer", after_answer, ["remember", END])
+    builder.add_edge("remember", END)
     builder.add_edge("direct", END)
     builder.add_edge("retrieve_once", "answer_once")
-    builder.add_conditional_edges("answer_once", finish, ["write_answer", END])
+    builder.add_conditional_edges("answer_once", finish, ["write_answer", "remember", END])
     return builder.compile(checkpointer=checkpointer, name="rat")
 
 

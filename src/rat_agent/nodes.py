@@ -17,15 +17,17 @@ from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.retrievers import BaseRetriever
+from langgraph.config import get_config
 from langgraph.errors import NodeError
 from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 
-from rat_agent import parsing, prompts
+from rat_agent import parsing, prompts, thoughts
 from rat_agent.context import Context
 from rat_agent.errors import ConfigError, ModelError, RatError, RetrievalError
+from rat_agent.memory import Memory, ThoughtRetriever
 from rat_agent.retrievers import check_retriever, get_retriever
-from rat_agent.state import Source, State, Step
+from rat_agent.state import Source, SourceKind, State, Step
 
 log = logging.getLogger(__name__)
 SNIPPET_CHARS = 240
@@ -75,8 +77,7 @@ class RatNodes:
     def draft_cot(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """T = p(.|I): a zero-shot, step-by-step draft, split into at most max_steps steps."""
         ctx = context_of(runtime)
-        if self.retriever is None:
-            check_retriever(ctx)
+        check_sources(self, ctx)
         question = (state.get("question") or "").strip()
         if not question:
             raise ConfigError("the question is empty")
@@ -93,6 +94,7 @@ class RatNodes:
             # method "cot" stops here: the draft is the answer
             "answer": parsing.format_steps(drafts) if ctx.method == "cot" else "",
             "settings": asdict(ctx),
+            "thoughts": [],  # a new run on a used thread starts with none
         }
 
     def review_draft(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -128,14 +130,20 @@ class RatNodes:
     def retrieve(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """R_i = top-k documents for Q_i. Failures are retried by the node's retry policy."""
         ctx = context_of(runtime)
+        docs = self.search(ctx, state["query"])
+        thoughts_found, problem = recall(ctx, state["query"])
+        return {"documents": [*docs, *thoughts_found], "retrieval_error": problem}
+
+    def search(self, ctx: Context, query: str) -> list[dict[str, str]]:
+        """The knowledge source's top-k documents for a query, any failure typed."""
         retriever = self.retriever or get_retriever(ctx)
         try:
-            docs = retriever.invoke(state["query"])[: ctx.k]
+            docs = retriever.invoke(query)[: ctx.k]
         except RatError:
             raise
         except Exception as exc:  # any source's error becomes one typed, retryable error
             raise RetrievalError(f"{type(exc).__name__}: {exc}") from exc
-        return {"documents": [_as_dict(d) for d in docs], "retrieval_error": ""}
+        return [_as_dict(d) for d in docs]
 
     @staticmethod
     def retrieval_failed(state: State, error: NodeError) -> Command[str]:
@@ -216,6 +224,38 @@ class RatNodes:
         answer = parsing.strip_thinking(self.ask(ctx, messages)).strip()
         return {"answer": answer or parsing.format_steps(steps)}
 
+    def remember(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        """memory=true: the run's checked conclusions become thoughts for later runs.
+
+        Never fails the run: the answer is already saved, and a thought that cannot be made
+        or stored says why in the output's `thoughts`.
+        """
+        ctx = context_of(runtime)
+        memory = Memory(ctx.memory_collection)
+        try:
+            levels = {t.id: t.level for t in memory.all()}
+        except RetrievalError:
+            levels = {}  # storing will fail too, and each thought will say so
+        found = thoughts.candidates(state["question"], state.get("steps", []),
+                                    state.get("answer", ""), ctx.memory_from, levels)
+        replies: list[str | None] = []
+        for candidate in found:  # one call per thought, as the paper does
+            messages = prompts.thought_messages(candidate.question, candidate.answer,
+                                                [o.title for o in candidate.origins])
+            try:
+                replies.append(self.ask(ctx, messages))
+            except ModelError as exc:
+                log.warning("thought making failed: %s", exc)
+                replies.append(None)
+        thread = (get_config().get("configurable") or {}).get("thread_id") or ""
+        notes = thoughts.store(
+            memory, list(zip(found, replies, strict=True)), novelty=ctx.memory_novelty,
+            nearest_documents=lambda text: [
+                Document(page_content=d["content"]) for d in self.search(ctx, text)],
+            thread=str(thread), model=ctx.model if self.llm is None else self.llm.get_name(),
+        )
+        return {"thoughts": notes}
+
 
 # --- the paper's baselines, as modes of the same graph (context field `method`) ------------
 
@@ -228,7 +268,7 @@ def direct(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[str
     if not answer:
         raise ModelError("the model returned an empty answer")
     return {"question": question, "answer": answer, "steps": [], "drafts": [],
-            "settings": asdict(ctx)}
+            "settings": asdict(ctx), "thoughts": []}
 
 
 def retrieve_once(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -237,20 +277,20 @@ def retrieve_once(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> d
     if ctx.method == "rag":
         question = _question(state)
         query, update = question, {"question": question, "drafts": [], "steps": [],
-                                   "settings": asdict(ctx)}
+                                   "settings": asdict(ctx), "thoughts": []}
     else:
         query, update = parsing.format_steps(state["drafts"]), {}
-    retriever = nodes.retriever or get_retriever(ctx)
+    thoughts_found, problem = recall(ctx, query)
     try:
-        docs = retriever.invoke(query)[: ctx.k]
+        docs = nodes.search(ctx, query)
     except ConfigError:
         raise
-    except Exception as exc:  # a baseline without its documents still answers
+    except RatError as exc:  # a baseline without its documents still answers
         log.warning("retrieval failed: %s", exc)
-        return {**update, "query": query, "documents": [],
+        return {**update, "query": query, "documents": thoughts_found,
                 "retrieval_error": f"retrieval failed: {exc}"}
-    return {**update, "query": query, "documents": [_as_dict(d) for d in docs],
-            "retrieval_error": ""}
+    return {**update, "query": query, "documents": [*docs, *thoughts_found],
+            "retrieval_error": problem}
 
 
 def answer_once(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -279,6 +319,35 @@ def answer_once(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dic
         "note": state.get("retrieval_error") or "",
     } for n, text in enumerate(texts)]
     return {"steps": steps, "answer": parsing.format_steps(texts)}
+
+
+def check_sources(nodes: RatNodes, ctx: Context) -> None:
+    """Fail fast on bad retriever or memory settings, before any model call is spent."""
+    if nodes.retriever is None:
+        check_retriever(ctx)
+    if ctx.memory:
+        try:
+            Memory(ctx.memory_collection).exists()  # ConfigError: not a thought memory
+        except RetrievalError as exc:  # unreachable now; each step will say so
+            log.warning("%s", exc)
+
+
+def recall(ctx: Context, query: str) -> tuple[list[dict[str, str]], str]:
+    """memory=true: thoughts of earlier runs for a query, and a note if memory failed.
+
+    A memory that cannot be read leaves the step to its documents rather than failing it.
+    """
+    if not ctx.memory or ctx.memory_k == 0:
+        return [], ""
+    try:
+        found = ThoughtRetriever(collection=ctx.memory_collection, k=ctx.memory_k,
+                                 min_score=ctx.memory_min_score).invoke(query)
+    except ConfigError:
+        raise
+    except RatError as exc:
+        log.warning("thought memory failed: %s", exc)
+        return [], f"thought memory failed: {exc}"
+    return [_as_dict(d) for d in found], ""
 
 
 def _question(state: State) -> str:
@@ -332,11 +401,13 @@ def _as_dict(doc: Document) -> dict[str, str]:
     meta = doc.metadata
     source = str(meta.get("source") or meta.get("url") or meta.get("id") or "")
     title = str(meta.get("title") or source or "untitled")
-    return {"title": title, "source": source, "content": doc.page_content}
+    kind = "thought" if meta.get("kind") == "thought" else "document"
+    return {"title": title, "source": source, "content": doc.page_content, "kind": kind}
 
 
 def _source(doc: dict[str, str]) -> Source:
     snippet = " ".join(doc["content"].split())
     if len(snippet) > SNIPPET_CHARS:
         snippet = snippet[: SNIPPET_CHARS - 1].rsplit(" ", 1)[0] + "…"
-    return {"title": doc["title"], "source": doc["source"], "snippet": snippet}
+    kind: SourceKind = "thought" if doc.get("kind") == "thought" else "document"
+    return {"title": doc["title"], "source": doc["source"], "snippet": snippet, "kind": kind}

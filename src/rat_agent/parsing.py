@@ -279,3 +279,38 @@ def number_sources(steps: Sequence[Step]) -> tuple[list[list[int]], list[Source]
             mine.append(numbers[key])
         refs.append(mine)
     return refs, cited
+
+
+_CONFIDENT = re.compile(
+    r"^\W*confiden\w*\W*?(?:[:=-]\s*|\s+)(?P<value>1|0|yes|no|true|false)\b(?P<rest>.*)$",
+    re.IGNORECASE)
+_BARE = re.compile(r"^\W*(?P<value>1|0)\W*$")
+_THOUGHT_LABEL = re.compile(r"^\W*thought\W*?[:=-]\s*", re.IGNORECASE)
+_INLINE_THOUGHT = re.compile(r"thought\W*?[:=-]\s*(.*)$", re.IGNORECASE)
+_YES = {"1", "yes", "true"}
+
+
+def parse_thought(reply: str) -> tuple[str, str]:
+    """A thought reply as (verdict, text); verdict is "confident", "not confident" or
+    "unreadable".
+
+    Fails closed: the confidence must open the reply, and a confident reply must carry a
+    thought; anything else is unreadable and stores nothing.
+    """
+    lines = [line.strip() for line in strip_thinking(reply).strip().splitlines()]
+    lines = [line for line in lines if line and not line.startswith("```")]
+    if not lines:
+        return "unreadable", ""
+    match = _CONFIDENT.match(lines[0]) or _BARE.match(lines[0])
+    if match is None:
+        return "unreadable", ""
+    if match.group("value").lower() not in _YES:
+        return "not confident", ""
+    # On the confidence line, only a labelled thought counts ("CONFIDENT: 1 (sure)" is not one).
+    inline = _INLINE_THOUGHT.search(match.groupdict().get("rest") or "")
+    rest = [inline.group(1) if inline else "", *lines[1:]]
+    text = " ".join(_THOUGHT_LABEL.sub("", part).strip() for part in rest if part.strip())
+    text = _unbold(text).strip()
+    if not is_useful(text) or _CONFIDENT.match(text):
+        return "unreadable", ""
+    return "confident", text

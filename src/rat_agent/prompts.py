@@ -1,4 +1,4 @@
-"""The three prompts of RAT (draft, query, revise) and the final answer prompt.
+"""The three prompts of RAT (draft, query, revise), the final answer and thought prompts.
 
 Every prompt is laid out stable part first and changing part last: one shared system
 message, then the task and the steps already revised, then what is new in this call
@@ -64,6 +64,20 @@ REVISE_ALL = (
 ANSWER = (
     "Write the complete final response to the task, following the steps above. "
     "Reply with the response only."
+)
+
+# Thought memory (the Thought-Retriever paper's Figure 13, with a parseable reply).
+THOUGHT = (
+    "A question and its answer follow. The answer was checked against the sources named "
+    "with it.\n"
+    "1. Decide whether the answer is a real, supported answer (1), or a non-answer, a "
+    "refusal, a guess or a contradiction of its sources (0).\n"
+    "2. If it is real, summarize question and answer into one short, self-contained "
+    "knowledge point: a fluent passage that states the facts without referring to 'the "
+    "question' or 'the answer'.\n"
+    "Reply in exactly this form, and nothing else:\n"
+    "CONFIDENT: 1 or 0\n"
+    "THOUGHT: the knowledge point (leave empty when 0)"
 )
 
 
@@ -164,3 +178,12 @@ def official_revise_messages(
     text = (f"{_documents(documents, doc_chars)}Task: {question.strip()}\n\n"
             f"Answer so far:\n{answer}\n\n{REVISE_PREFIX}")
     return [HumanMessage(SYSTEM + "\n\n" + text)]
+
+
+def thought_messages(question: str, answer: str, sources: Sequence[str]) -> list[BaseMessage]:
+    """One call per thought; the answer is model text made from retrieved data, so it is
+    delimited as data too."""
+    named = "\n".join(f"- {_defuse(title)}" for title in sources) or "- (none)"
+    text = (f"Question: {question.strip()}\n\n<documents>\nAnswer:\n{_defuse(answer.strip())}"
+            f"\n\nSources:\n{named}\n</documents>\n\n{THOUGHT}")
+    return [SystemMessage(SYSTEM), HumanMessage(text)]

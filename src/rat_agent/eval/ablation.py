@@ -36,7 +36,7 @@ class StepCase:
     gold: str  # item id of the page that step needs
 
 
-def _product(step: str) -> str | None:
+def product_of(step: str) -> str | None:
     match = _PRODUCT.match(step.strip())
     if not match or not step.lower().startswith(("craft", "smelt")):
         return None
@@ -62,7 +62,7 @@ def cases(tasks: Sequence[Task], *, seed: int = 0) -> list[StepCase]:
         steps = parse_steps(reference_plan(task.goal))
         draft = [_inject(step, rng) for step in steps]
         for index, step in enumerate(steps):
-            gold = _product(step)
+            gold = product_of(step)
             if gold is not None:
                 out.append(StepCase(task.id, task.question, draft, index, gold))
     return out
