@@ -174,6 +174,19 @@ class Memory:
             raise _unreachable(exc) from exc
         return sorted(thoughts, key=lambda t: (t.created, t.id))
 
+    def levels(self, ids: Sequence[str]) -> dict[str, float]:
+        """The abstraction level of each stored thought among `ids` (forgotten ones are absent)."""
+        if not ids or not self.exists():
+            return {}
+        client, lock = get_client()
+        try:
+            with lock:
+                points = client.retrieve(self.collection, list(ids), with_payload=True)
+        except Exception as exc:
+            raise _unreachable(exc) from exc
+        return {str(p.id): float((p.payload or {}).get("metadata", {}).get("level", 2.0))
+                for p in points}
+
     def roots(self, thought: Thought) -> list[Origin]:
         """The raw documents a thought rests on, through the thoughts it was built from."""
         by_id = {t.id: t for t in self.all()}

@@ -25,7 +25,7 @@ from langgraph.types import Command, interrupt
 from rat_agent import parsing, prompts, thoughts
 from rat_agent.context import Context
 from rat_agent.errors import ConfigError, ModelError, RatError, RetrievalError
-from rat_agent.memory import Memory, ThoughtRetriever
+from rat_agent.memory import Memory, ThoughtRetriever, thought_id
 from rat_agent.retrievers import check_retriever, get_retriever
 from rat_agent.state import Source, SourceKind, State, Step
 
@@ -232,8 +232,10 @@ class RatNodes:
         """
         ctx = context_of(runtime)
         memory = Memory(ctx.memory_collection)
+        cited = {ident for step in state.get("steps", []) for s in step["sources"]
+                 if (ident := thought_id(s["source"])) and s.get("kind") == "thought"}
         try:
-            levels = {t.id: t.level for t in memory.all()}
+            levels = memory.levels(sorted(cited))
         except RetrievalError:
             levels = {}  # storing will fail too, and each thought will say so
         found = thoughts.candidates(state["question"], state.get("steps", []),
