@@ -244,3 +244,20 @@ def test_the_cli_lists_shows_forgets_and_clears(capsys: pytest.CaptureFixture[st
     assert cli.main(["memory", "clear", "--yes"]) == 0
     assert "cleared 1 thought" in capsys.readouterr().out
     assert Memory("thoughts").count() == 0
+
+
+def test_rat_show_reports_what_the_run_taught_the_memory(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from rat_agent.checkpoints import checkpointer
+
+    with checkpointer() as saver:
+        graph = build_graph(checkpointer=saver, llm=model(by_step),
+                            retriever=ListRetriever(documents=documents()))
+        graph.invoke({"question": "How do I make an iron pickaxe?"},
+                     config={"configurable": {"thread_id": "taught"}},
+                     context={"memory": True, "memory_from": "both"})
+    assert cli.main(["show", "taught"]) == 0
+    shown = capsys.readouterr().out
+    assert "memory: 2 thoughts stored, 1 redundant" in shown
+    assert SMELT in shown and PICKAXE in shown

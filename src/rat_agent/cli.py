@@ -376,6 +376,11 @@ def _show_with(saver: Any, thread: str, *, as_json: bool, history: bool) -> int:
     if values.get("answer"):
         out.rule("Answer")
         _print_answer(out, values["answer"], steps, cite=True)
+    if values.get("thoughts"):
+        out.print(f"\n[dim]memory: {escape(memory_summary(values['thoughts']))}[/dim]")
+        for note in values["thoughts"]:
+            mark = note["id"][:8] if note["stored"] else note["reason"]
+            out.print(f"[dim]- {escape(mark)}: {escape(note['text'] or '(no thought)')}[/dim]")
     return 0
 
 
