@@ -261,3 +261,11 @@ def test_rat_show_reports_what_the_run_taught_the_memory(
     shown = capsys.readouterr().out
     assert "memory: 2 thoughts stored, 1 redundant" in shown
     assert SMELT in shown and PICKAXE in shown
+
+
+def test_a_replayed_run_finds_its_own_thoughts_instead_of_duplicating_them() -> None:
+    first = run(model(by_step), thread="same")
+    again = run(model(by_step), thread="same")  # as when `remember` runs again on resume
+    assert [(n["stored"], n["reason"], n["id"]) for n in again["thoughts"]] == [
+        (True, "stored", n["id"]) for n in first["thoughts"]]
+    assert Memory("thoughts").count() == 2

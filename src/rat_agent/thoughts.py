@@ -8,6 +8,7 @@ makes no thoughts: an unsupported answer is what the memory must not learn.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -86,9 +87,14 @@ def _keep(memory: Memory, candidate: Candidate, text: str, *, novelty: float,
           nearest_documents: Callable[[str], list[Document]], thread: str,
           model: str) -> tuple[str, str]:
     """(the stored thought's id, "stored"), or ("", why it was not stored)."""
+    # The id is a function of where the thought came from, so a replayed or resumed
+    # `remember` finds its own thought again instead of calling it redundant.
+    ident = str(uuid.uuid5(uuid.NAMESPACE_URL, f"rat-thought:{thread}:{candidate.step}:{text}"))
     documents = [d.page_content for d in nearest_documents(text) if d.page_content.strip()]
     vector, *doc_vectors = embed([text, *documents])
     similar, stored = memory.nearest(vector)
+    if stored is not None and stored.id == ident:
+        return ident, "stored"
     if similar >= novelty and stored is not None:
         return "", f"redundant: {similar:.2f} similar to thought {stored.id[:8]}"
     for doc, doc_vector in zip(documents, doc_vectors, strict=True):
@@ -98,7 +104,7 @@ def _keep(memory: Memory, candidate: Candidate, text: str, *, novelty: float,
                         f"({' '.join(doc.split())[:40]}…)")
     thought = Thought(text=text, question=candidate.question, origins=candidate.origins,
                       level=level_of(candidate.origins), thread=thread, step=candidate.step,
-                      model=model)
+                      model=model, id=ident)
     memory.add(thought, vector)
     return thought.id, "stored"
 
