@@ -67,6 +67,9 @@ def question_model() -> ScriptedModel:
             return f"FIXED {current_step(messages)}"
         if kind == "answer":
             return f"answer to {question_of(messages)}"
+        if kind == "thought":  # memory: the checked answer, restated
+            answer = prompt_text(messages).split("Answer:\n", 1)[1].split("\n\nSources:")[0]
+            return f"CONFIDENT: 1\nTHOUGHT: Checked fact: {answer}"
         raise AssertionError(kind)
 
     return ScriptedModel(respond=respond, calls=[])

@@ -97,6 +97,24 @@ def test_the_ingest_graph_fills_a_collection_the_rat_graph_searches(
     assert steps and all(s["sources"][0]["source"] == str(note) for s in steps)
 
 
+def test_memory_through_the_server_stores_thoughts_a_later_run_cites(
+    client: SyncLangGraphClient,
+) -> None:
+    context = {**FAKE_CONTEXT, "memory": True, "memory_from": "answer",
+               "memory_collection": "served-thoughts", "memory_min_score": 0.0}
+    first = client.threads.create()["thread_id"]
+    client.runs.wait(first, "rat", input={"question": "How do I light a furnace?"},
+                     context=context)
+    (note,) = values_of(client, first)["thoughts"]
+    assert note["stored"] and note["text"].startswith("Checked fact:")
+    later = client.threads.create()["thread_id"]
+    client.runs.wait(later, "rat", input={"question": "How do I light a furnace again?"},
+                     context=context)
+    cited = [s for step in values_of(client, later)["steps"] for s in step["sources"]]
+    assert {"source": f"thought:{note['id']}", "kind": "thought"}.items() <= next(
+        s for s in cited if s["kind"] == "thought").items()
+
+
 def test_a_streamed_run_reports_each_step_and_keeps_its_history(
     client: SyncLangGraphClient,
 ) -> None:
