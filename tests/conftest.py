@@ -1,8 +1,24 @@
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
 # tests/postgres.py: a throwaway PostgreSQL server (postgres_url) and a fresh database per
 # test (postgres_db), started by scripts/postgres.sh.
 pytest_plugins = ["postgres"]
+
+
+@pytest.fixture
+def fresh_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """An empty data folder (embedded Qdrant, memory, runs) and no retriever built earlier."""
+    from rat_agent import retrievers
+    from rat_agent.retrievers import qdrant
+
+    monkeypatch.setenv("RAT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("QDRANT_URL", raising=False)
+    retrievers._cache.clear()
+    yield
+    qdrant.close_clients()

@@ -5,7 +5,6 @@ A scripted model and a fixed list of corpus pages make every number exact.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,21 +12,14 @@ from fakes import ListRetriever, ScriptedModel, current_step
 from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage
 
-from rat_agent import build_graph, retrievers
+from rat_agent import build_graph
 from rat_agent.eval import evolution
 from rat_agent.eval.minecraft import load_tasks
-from rat_agent.retrievers import qdrant
 
 PLANKS = "Four oak planks are crafted from one oak log, in the inventory grid."
 
 
-@pytest.fixture(autouse=True)
-def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("RAT_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.delenv("QDRANT_URL", raising=False)
-    retrievers._cache.clear()
-    yield
-    qdrant.close_clients()
+pytestmark = pytest.mark.usefixtures("fresh_data")  # conftest.py
 
 
 def scripted() -> ScriptedModel:

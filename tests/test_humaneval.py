@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,6 @@ from rat_agent import retrievers
 from rat_agent.context import Context
 from rat_agent.eval import humaneval, runner
 from rat_agent.graph import build_graph
-from rat_agent.retrievers import qdrant
 
 PROBLEMS = humaneval.load_problems()
 FIRST = PROBLEMS[0]  # has_close_elements
@@ -25,13 +23,7 @@ def full_function(problem: dict[str, object]) -> str:
     return f"{problem['prompt']}{problem['canonical_solution']}"
 
 
-@pytest.fixture(autouse=True)
-def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("RAT_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.delenv("QDRANT_URL", raising=False)
-    retrievers._cache.clear()
-    yield
-    qdrant.close_clients()
+pytestmark = pytest.mark.usefixtures("fresh_data")  # conftest.py
 
 
 def test_the_published_problems_load_in_order() -> None:

@@ -6,7 +6,7 @@ stored, refused or retrieved is checked exactly.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,9 +14,8 @@ from fakes import ListRetriever, ScriptedModel, current_step, prompt_text
 from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage
 
-from rat_agent import ConfigError, build_graph, cli, retrievers
+from rat_agent import ConfigError, build_graph, cli
 from rat_agent.memory import Memory
-from rat_agent.retrievers import qdrant
 
 DRAFT = "STEP 1: smelt raw iron in a furnace\nSTEP 2: craft an iron pickaxe"
 SMELT = "Raw iron smelted in a furnace with fuel gives one iron ingot per raw iron."
@@ -24,13 +23,7 @@ PICKAXE = ("An iron pickaxe is crafted at a crafting table from three iron ingot
            "sticks.")
 
 
-@pytest.fixture(autouse=True)
-def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("RAT_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.delenv("QDRANT_URL", raising=False)
-    retrievers._cache.clear()
-    yield
-    qdrant.close_clients()
+pytestmark = pytest.mark.usefixtures("fresh_data")  # conftest.py
 
 
 def documents() -> list[Document]:
