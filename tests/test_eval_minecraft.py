@@ -191,3 +191,133 @@ def test_model_style_plan_with_two_targets_and_purpose_phrases() -> None:
     iron = IRON_PICKAXE.replace("Smelt 3 iron ore into iron ingots using 2 planks as fuel",
                                 "Obtain 3 iron ingots")
     assert check_plan("iron_pickaxe", iron).executable
+
+
+# A count stated on one mention of a step (the block mined, the mob killed, the ingredient)
+# holds when another mention of the same thing (the drop, the product) has none.
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        "Mine 3 stone with the wooden pickaxe to get cobblestone",
+        "Mine three stone with the wooden pickaxe for cobblestone",
+        "Mine stone x3 with the wooden pickaxe to get cobblestone",
+        "Mine stone (3) with the wooden pickaxe to get cobblestone",
+        "Mine 3 blocks of stone with the wooden pickaxe",
+        "Get cobblestone by mining 3 stone with the wooden pickaxe",
+        "Get cobblestone from 3 stone",
+        "Mine stone to get 3 cobblestone",  # the drop's own count, as before
+    ],
+)
+def test_count_on_the_mined_block_gives_that_many_drops(step: str) -> None:
+    plan = WOODEN_PICKAXE + f"STEP 6: {step}\nSTEP 7: Craft a stone pickaxe from 3 cobblestone " \
+        "and 2 sticks\n"
+    result = check_plan("stone_pickaxe", plan)
+    assert result.executable, result
+
+
+def test_count_on_the_mined_block_gives_per_block_drops() -> None:
+    plan = IRON_PICKAXE.replace("Mine 3 iron ore with a stone pickaxe",
+                                "Mine 3 iron ore with a stone pickaxe to get raw iron")
+    assert check_plan("iron_pickaxe", plan).executable
+    plan = WOODEN_PICKAXE + ("STEP 6: Mine 3 coal ore for coal\n"
+                             "STEP 7: Craft 12 torches from 3 coal and 3 sticks\n")
+    assert check_plan("torch", plan).executable
+    plan = IRON_PICKAXE + ("STEP 14: Mine 3 diamond ore with the iron pickaxe to get diamonds\n"
+                           "STEP 15: Craft a diamond pickaxe from 3 diamonds and 2 sticks\n")
+    assert check_plan("diamond_pickaxe", plan).executable
+    # Obtaining with a generic verb: the count is still on the block.
+    plan = plan.replace("STEP 14: Mine 3 diamond ore with the iron pickaxe to get diamonds",
+                        "STEP 14: Obtain diamonds by mining 3 diamond ore with an iron pickaxe")
+    assert check_plan("diamond_pickaxe", plan).executable
+    # Too few blocks still fail.
+    plan = WOODEN_PICKAXE + ("STEP 6: Mine 2 stone with the wooden pickaxe to get cobblestone\n"
+                             "STEP 7: Craft a stone pickaxe from 3 cobblestone and 2 sticks\n")
+    failed(check_plan("stone_pickaxe", plan), 7, "needs 3 cobblestone", "have 2")
+
+
+@pytest.mark.parametrize(
+    ("step", "planks"),
+    [("Chop 3 trees to get oak logs", "oak planks"), ("Punch 3 trees for wood", "oak planks"),
+     ("Get logs by chopping 3 trees", "oak planks"),
+     ("Chop down three trees to get logs", "oak planks"),
+     ("Chop 3 birch trees to get birch logs", "birch planks")],
+)
+def test_count_on_the_trees_gives_that_many_logs(step: str, planks: str) -> None:
+    plan = f"STEP 1: {step}\nSTEP 2: Craft 12 {planks}\n"
+    result = check_plan(planks, plan)
+    assert result.executable, result
+
+
+@pytest.mark.parametrize(
+    "step",
+    ["Kill 4 cows to get leather", "Kill four cows for leather", "Get leather by killing 4 cows",
+     "Hunt 4 cows to get leather"],
+)
+def test_count_on_the_mob_gives_that_many_drops(step: str) -> None:
+    table = "STEP 1: Chop 1 oak log\nSTEP 2: Craft 4 planks\nSTEP 3: Craft a crafting table\n"
+    plan = table + f"STEP 4: {step}\nSTEP 5: Craft leather boots\n"
+    assert check_plan("leather_boots", plan).executable
+    failed(check_plan("leather_boots", plan.replace("4 cows", "3 cows")
+                      .replace("four cows", "three cows")), 5, "needs 4 leather, have 3")
+
+
+def test_count_on_a_mob_that_is_also_an_item() -> None:
+    """"chicken" names a mob and an item; gravel gives flint by chance, as "mine 4 flint"."""
+    plan = WOODEN_PICKAXE + ("STEP 6: Mine 4 gravel to get flint\n"
+                             "STEP 7: Kill 4 chickens for feathers\n"
+                             "STEP 8: Craft 16 arrows from 4 flint, 4 sticks and 4 feathers\n")
+    result = check_plan("arrow", plan)
+    assert result.executable, result
+
+
+def test_a_purpose_that_is_crafted_is_not_mined() -> None:
+    """"Mine 8 stone for a furnace" mines stone; it does not pick up a furnace."""
+    plan = WOODEN_PICKAXE + "STEP 6: Mine 8 stone for a furnace\nSTEP 7: Craft a furnace\n"
+    assert check_plan("furnace", plan).executable
+    plan = WOODEN_PICKAXE + "STEP 6: Mine 8 stone for a furnace\n"
+    failed(check_plan("furnace", plan), None, "goal never reached")
+    plan = ("STEP 1: Chop 2 logs to make a crafting table\nSTEP 2: Craft 8 planks\n"
+            "STEP 3: Craft a crafting table\nSTEP 4: Craft 4 sticks\n")
+    assert check_plan("stick", plan).executable
+    plan = WOODEN_PICKAXE + ("STEP 6: Mine coal ore to get coal for 4 torches\n"
+                             "STEP 7: Craft 4 torches\n")
+    assert check_plan("torch", plan).executable
+
+
+@pytest.mark.parametrize(
+    "step",
+    ["Craft oak planks from 3 oak logs", "Turn 3 logs into planks", "Use 3 logs to craft planks",
+     "Craft planks from three logs", "Craft planks from logs x3", "Make planks out of 3 logs",
+     "Craft 12 planks from logs"],
+)
+def test_ingredient_count_sets_the_batches_when_the_product_has_none(step: str) -> None:
+    plan = (f"STEP 1: Chop 3 oak logs\nSTEP 2: {step}\nSTEP 3: Craft a crafting table\n"
+            "STEP 4: Craft 4 sticks\nSTEP 5: Craft a wooden pickaxe\n")
+    result = check_plan("wooden_pickaxe", plan)
+    assert result.executable, result
+
+
+def test_ingredient_count_sets_the_batches_and_must_be_there() -> None:
+    plan = ("STEP 1: Chop 3 oak logs\nSTEP 2: Craft 12 planks\nSTEP 3: Craft a crafting table\n"
+            "STEP 4: Craft sticks from 8 planks\nSTEP 5: Craft 2 ladders\n")
+    assert check_plan("ladder", plan).executable
+    # Two planks per batch: 1 is too few, as before; 3 make one batch.
+    failed(check_plan("ladder", plan.replace("from 8 planks", "from 1 plank")), 4,
+           "takes 2 oak_planks, not 1")
+    failed(check_plan("ladder", plan.replace("from 8 planks", "from 3 planks")), 5,
+           "needs 7 stick")
+    # The stated ingredients must be in the inventory.
+    plan = "STEP 1: Chop 1 oak log\nSTEP 2: Craft planks from 2 oak logs\n"
+    failed(check_plan("oak_planks", plan), 2, "needs 2 oak_log", "have 1")
+    # Several products share the ingredients: each is one batch, as before.
+    plan = ("STEP 1: Chop 2 oak logs\nSTEP 2: Craft 8 planks\n"
+            "STEP 3: Craft a crafting table and sticks from 6 planks\n")
+    assert check_plan("stick", plan).executable
+
+
+def test_mining_ore_for_a_metal_gives_the_raw_metal() -> None:
+    """"iron" could be an ingot (iron golems drop them), but iron ore drops raw iron."""
+    plan = STONE_PICKAXE + "STEP 8: Mine 3 iron ore with the stone pickaxe to get iron\n"
+    failed(check_plan("iron_ingot", plan), None, "goal never reached")
+    assert check_plan("raw_iron", plan).executable

@@ -11,9 +11,13 @@ Rules, in short (see `_Sim` and `_parse_clause` for details):
   cobblestone); naming an item ("collect 3 diamonds", "get 2 leather") gives that many of
   it, from a natural block or a mob that always drops it. The block's harvest tool (any
   of the data's `harvestTools`) must be in the inventory; a tool the step names must be too.
+  A purpose ("to get X", "for X") is what the step gets if the named block or mob drops it;
+  a count on the block or mob only ("mine 3 stone to get cobblestone", "kill 3 cows for
+  leather") gives the per-block (or one per mob) drop that many times.
 - `craft`/`make` needs a real recipe, all ingredients (alternatives such as any planks may be
   mixed) and a crafting table in the inventory for recipes larger than 2x2. A count is a
-  number of items, rounded up to whole recipe batches; no count means one batch.
+  number of items, rounded up to whole recipe batches; with no count, the counted
+  ingredients set the batches ("planks from 2 logs": 2); with neither, one batch.
 - `smelt`/`cook` needs a furnace (or the blast furnace/smoker the recipe allows) and fuel
   in the inventory; fuel burns as in `FUELS` (one coal smelts 8 items, planks 1.5).
 - Generic verbs (get, obtain, make, create, produce) do whatever the named item needs:
@@ -107,7 +111,7 @@ _NOTE_VERBS = frozenset({
 # Words between a count and its item: "3 pieces of iron ore", "2 more sticks".
 _FILLER = frozenset({
     "more", "extra", "additional", "piece", "pieces", "of", "unit", "units", "total", "pcs",
-    "x",
+    "x", "block", "blocks",
 })
 # The last one of these before a mention is its role in the step.
 _PREPS = frozenset({
@@ -190,6 +194,9 @@ class _World:
                 self.aliases.setdefault(_clean(key), (name,))
         for key, group in _GROUPS.items():
             self.aliases[_clean(key)] = tuple(n for n in group if n in items)
+        for log in _NATURAL_LOGS:  # "3 birch trees" are 3 birch logs, not 3 of any log
+            if log.endswith("_log"):
+                self.aliases[_clean(log.replace("_log", " tree"))] = (log,)
         self.vocab = {word for key in self.aliases for word in key.split()}
         self.pairs = {" ".join(key.split()[:2]) for key in self.aliases if " " in key}
         self.smelt_out: dict[str, list[tuple[str, str | None]]] = {}
@@ -202,10 +209,13 @@ class _World:
             for block, how in sources:
                 if how in ("always", "chance", "crop") and block in items:
                     self.block_drops.setdefault(block, []).append((dropped, how))
-        self.mob_items = {
-            item for item, drops in self.data.mob_drops.items()
-            if any(always and not player for _, always, player in drops)
-        }
+        # item -> the mobs that always drop it, without needing a player kill
+        self.mob_sources: dict[str, set[str]] = {}
+        for dropped, mob_drops in self.data.mob_drops.items():
+            mobs = {mob for mob, always, player in mob_drops if always and not player}
+            if mobs:
+                self.mob_sources[dropped] = mobs
+        self.mob_items = set(self.mob_sources)
 
     def is_verb(self, tokens: Sequence[str], k: int) -> bool:
         """A verb, unless it starts an item name ("crafting table", "cooked beef")."""
@@ -337,19 +347,23 @@ def _mentions(world: _World, tokens: Sequence[str]) -> list[_Mention]:
                 prep = "with"
             i += 1
             continue
-        count = None
-        j = i - 1
-        while j >= 0 and tokens[j] in _FILLER:
-            j -= 1
-        if j >= 0 and (num := _number(tokens[j])) is not None:
-            count = num
-        end = i + n
-        after = tokens[end : end + 3]
-        if count is None and len(after) >= 2 and after[0] in ("x", "(") and after[1].isdigit():
-            count = int(after[1])
-        found.append(_Mention(candidates, i, count, prep))
-        i = end
+        found.append(_Mention(candidates, i, _count_at(tokens, i, i + n), prep))
+        i += n
     return found
+
+
+def _count_at(tokens: Sequence[str], i: int, end: int) -> int | None:
+    """The count of the name at tokens[i:end]: before it ("4 planks", "4 pieces of iron ore")
+    or right after it ("planks x4", "planks (4)")."""
+    j = i - 1
+    while j >= 0 and tokens[j] in _FILLER:
+        j -= 1
+    if j >= 0 and (num := _number(tokens[j])) is not None:
+        return num
+    after = tokens[end : end + 3]
+    if len(after) >= 2 and after[0] in ("x", "(") and after[1].isdigit():
+        return int(after[1])
+    return None
 
 
 def _split_clauses(world: _World, step: str) -> list[_Clause]:
@@ -456,9 +470,14 @@ class _Sim:
     def mine(self, clause: _Clause) -> None:
         world = self.world
         tools = [m for m in clause.mentions if all(_is_tool(c) for c in m.candidates)]
-        # "punch a tree to collect 2 logs", "mine coal ore to get coal": the purpose counts.
+        # "punch a tree to collect 2 logs", "mine coal ore to get coal": the purpose counts,
+        # if it is what the named block drops ("mine 8 stone for a furnace" mines stone).
+        blocks = [m for m in clause.mentions if m.prep not in ("to", "for") and m not in tools
+                  and any(world.block_yield(c) for c in m.candidates)]
         wanted = [m for m in clause.mentions if m.prep in ("to", "for") and m not in tools
-                  and any(self._mine_sources(c) or c in world.mob_items for c in m.candidates)]
+                  and any(self._mine_sources(c) or c in world.mob_items for c in m.candidates)
+                  and (not blocks or any(self._drops(b, c) for b in blocks
+                                         for c in m.candidates))]
         target = (
             wanted[-1] if wanted else
             next((m for m in clause.mentions if m.start > clause.verb_at and m not in tools), None)
@@ -471,9 +490,12 @@ class _Sim:
             tool = tools[0].candidates[0]
             if not self.have(tool):
                 raise PlanError(f"no {tool} in the inventory")
-        count = target.count or 1
+        names = target.candidates
+        if target in wanted and blocks:  # "mine iron ore to get iron": raw iron, no ingot
+            names = tuple(n for n in names if any(self._drops(b, n) for b in blocks))
+        count = target.count or self._source_count(clause, names, [target, *tools]) or 1
         problems: list[str] = []
-        for name in target.candidates:
+        for name in names:
             sources = self._mine_sources(name)
             for block in sources:
                 needed = world.harvest_tools(block)
@@ -498,8 +520,42 @@ class _Sim:
                 return
         if problems:
             raise PlanError(problems[0])
-        names = " or ".join(target.candidates[:3])
-        raise PlanError(f"{names} cannot be mined or gathered" + self._how_hint(target))
+        listed = " or ".join(target.candidates[:3])
+        raise PlanError(f"{listed} cannot be mined or gathered" + self._how_hint(target))
+
+    def _drops(self, source: _Mention, name: str) -> int:
+        """How many `name` one `source` gives: per block mined ("stone": 1 cobblestone,
+        "redstone ore": 4 redstone, "gravel": 1 flint) or per mob killed (1); 0 if none."""
+        world = self.world
+        for candidate in source.candidates:
+            per_block = dict(world.block_yield(candidate)).get(name)
+            if per_block:
+                return per_block
+            if candidate in self._mine_sources(name):
+                return world.drop_count(candidate, name)
+            if candidate in world.mob_sources.get(name, ()):
+                return 1
+        return 0
+
+    def _source_count(self, clause: _Clause, names: Sequence[str],
+                      skip: Sequence[_Mention]) -> int | None:
+        """How many of the target (`names`) the step gets when only its source has a count:
+        "mine 3 stone to get cobblestone" (3), "kill 3 cows for leather" (3)."""
+        for mention in clause.mentions:
+            if mention.count and mention not in skip:
+                for name in names:
+                    if per := self._drops(mention, name):
+                        return mention.count * per
+        tokens = clause.text.split()  # mobs are no items: "cows", "spiders"
+        for name in names:
+            for mob in sorted(self.world.mob_sources.get(name, ())):
+                *first, last = mob.split("_")
+                n = len(first) + 1
+                for k in range(len(tokens) - n + 1):
+                    if tokens[k : k + n - 1] == first and tokens[k + n - 1] in (last, last + "s") \
+                            and (count := _count_at(tokens, k, k + n)):
+                        return count
+        return None
 
     def _how_hint(self, target: _Mention) -> str:
         name = target.candidates[0]
@@ -525,9 +581,10 @@ class _Sim:
                 and not (set(m.candidates) & _STATIONS and m.prep not in _INGREDIENT_PREPS)
                 and not (m.start < clause.verb_at and set(m.candidates) & _STATIONS)
             ]
-            self._craft_one(target, ingredients)
+            self._craft_one(target, ingredients, alone=len(targets) == 1)
 
-    def _craft_one(self, target: _Mention, ingredients: Sequence[_Mention]) -> None:
+    def _craft_one(self, target: _Mention, ingredients: Sequence[_Mention],
+                   alone: bool = True) -> None:
         world = self.world
         errors: list[str] = []
         for name in target.candidates:
@@ -543,7 +600,7 @@ class _Sim:
                 continue
             best: tuple[int, str] | None = None
             for recipe in usable:
-                batches = max(1, math.ceil((target.count or recipe.count) / recipe.count))
+                batches = self._batches(recipe, target, ingredients if alone else ())
                 shortage = self._shortage(recipe, batches, ingredients)
                 if shortage is None:
                     if recipe.needs_table and not self.have("crafting_table"):
@@ -559,6 +616,17 @@ class _Sim:
             raise PlanError(errors[0])
         hint = self._how_hint(target)
         raise PlanError(f"no crafting recipe makes {target.candidates[0]}{hint}")
+
+    def _batches(self, recipe: Recipe, target: _Mention,
+                 ingredients: Sequence[_Mention]) -> int:
+        """The target's count rounded up to whole batches; with no count, as many batches
+        as the counted ingredients make ("planks from 2 logs": 2); else one."""
+        if target.count:
+            return max(1, math.ceil(target.count / recipe.count))
+        made = [mention.count // amount for slot, amount in enumerate(recipe.amounts)
+                for mention in ingredients
+                if mention.count and set(mention.candidates) & set(self._names(recipe, slot))]
+        return max(1, min(made, default=1))
 
     def _names(self, recipe: Recipe, slot: int) -> list[str]:
         return [self.world.data.items[i]["name"] for i in recipe.alternatives[slot]]
