@@ -321,3 +321,13 @@ def test_mining_ore_for_a_metal_gives_the_raw_metal() -> None:
     plan = STONE_PICKAXE + "STEP 8: Mine 3 iron ore with the stone pickaxe to get iron\n"
     failed(check_plan("iron_ingot", plan), None, "goal never reached")
     assert check_plan("raw_iron", plan).executable
+
+
+def test_a_station_the_step_uses_is_not_what_it_crafts() -> None:
+    """"Use the crafting table to craft items" names no product: it makes no crafting table."""
+    plan = ("STEP 1: Chop 1 oak log\nSTEP 2: Craft 4 planks\n"
+            "STEP 3: Use the crafting table to craft items\n")
+    failed(check_plan("crafting_table", plan), 3, "nothing to craft")
+    plan = plan.replace("Use the crafting table to craft items",
+                        "Use the 4 planks to craft a crafting table")
+    assert check_plan("crafting_table", plan).executable

@@ -451,7 +451,15 @@ class _Sim:
         for m in after:
             if m.prep not in _INGREDIENT_PREPS and m.prep not in ("at", "in", "on"):
                 return m
-        return after[0] if after else clause.mentions[-1]
+        if after:
+            return after[0]
+        # Only mentions before the verb: "use the crafting table to craft items" names what
+        # the step uses, not what it makes.
+        for m in reversed(clause.mentions):
+            if m.prep not in _INGREDIENT_PREPS and m.prep not in ("at", "in", "on"):
+                return m
+        verb = clause.text.split()[clause.verb_at]
+        raise PlanError(f"nothing to {verb} named in '{clause.text}'")
 
     # mining
 
