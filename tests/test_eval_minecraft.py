@@ -331,3 +331,15 @@ def test_a_station_the_step_uses_is_not_what_it_crafts() -> None:
     plan = plan.replace("Use the crafting table to craft items",
                         "Use the 4 planks to craft a crafting table")
     assert check_plan("crafting_table", plan).executable
+
+
+@pytest.mark.parametrize(
+    "step",
+    ["Use 2 planks as fuel to smelt 3 iron ore", "Use the furnace to smelt 3 raw iron",
+     "Smelt 3 raw iron for the iron pickaxe"],
+)
+def test_what_is_smelted_after_to_or_for_is_the_input(step: str) -> None:
+    """"to smelt 3 raw iron": raw iron is no smelting product, so it is what is smelted."""
+    plan = IRON_PICKAXE.replace("Smelt 3 iron ore into iron ingots using 2 planks as fuel", step)
+    result = check_plan("iron_pickaxe", plan)
+    assert result.executable, result

@@ -693,9 +693,14 @@ class _Sim:
         outputs = {out for outs in world.smelt_out.values() for out, _ in outs}
         fuel_named = [m for m in mentions if m.prep in ("with", "using", "fuel", "as", "use")
                       and any(c in FUELS for c in m.candidates)]
-        wanted = [m for m in mentions if m.prep in ("into", "to", "for")
+        smeltable = set(world.smelt_out)
+        # "into/to/for X" is the product, unless X is only ever smelted ("use coal to smelt
+        # 3 raw iron", "smelt raw iron for the iron pickaxe").
+        wanted = [m for m in mentions
+                  if (m.prep in ("into", "to", "for")
+                      and (set(m.candidates) & outputs or not set(m.candidates) & smeltable))
                   or (m not in fuel_named and set(m.candidates) <= outputs
-                      and not set(m.candidates) & set(world.smelt_out))]
+                      and not set(m.candidates) & smeltable)]
         inputs = [m for m in mentions if m not in fuel_named and m not in wanted]
         count = next((m.count for m in inputs if m.count), None) or next(
             (m.count for m in wanted if m.count), None) or 1
