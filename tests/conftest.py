@@ -11,6 +11,13 @@ sys.path.insert(0, str(Path(__file__).parent))
 pytest_plugins = ["postgres"]
 
 
+@pytest.fixture(autouse=True)
+def keep_unsupported_steps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fakes' documents ("Page 1 says: the fact number 1.") are unrelated to their steps,
+    so min_support would drop every step; tests of min_support set it themselves."""
+    monkeypatch.setenv("RAT_MIN_SUPPORT", "0")
+
+
 @pytest.fixture
 def fresh_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """An empty data folder (embedded Qdrant, memory, runs) and no retriever built earlier."""

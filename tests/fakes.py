@@ -27,6 +27,7 @@ def kind_of(messages: list[BaseMessage]) -> str:
         ("draft", prompts.DRAFT.split("}")[-1]),  # the part after "{max_steps}"
         ("query", prompts.QUERY),
         ("revise", prompts.REVISE_STEP),
+        ("revise", prompts.GROUNDED_REMINDER),  # revision="grounded", the default
         ("prefix", prompts.REVISE_PREFIX),
         ("answer", prompts.ANSWER),
         ("direct", prompts.DIRECT),

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import pytest
 
+from collections import Counter
+
 from rat_agent.eval.minecraft import (
+    TASK_PROMPT,
     PlanCheck,
+    generate_tasks,
     check_plan,
     load_tasks,
     parse_steps,
     reference_plan,
     resolve_item,
+    sample,
 )
 
 WOODEN_PICKAXE = """Here is the plan:
@@ -171,9 +176,46 @@ def test_every_task_has_an_executable_reference_plan() -> None:
     goals = {t.goal for t in tasks}
     assert {"enchanting_table", "golden_apple", "diamond_pickaxe", "compass"} <= goals
     for task in tasks:
-        assert task.question.startswith("How do I obtain ")
+        # the RAT paper's instruction, word for word around the item
+        assert task.question == TASK_PROMPT.format(item=task.goal.replace("_", " ")) or \
+            task.question.startswith("Give you nothing in the inventory, generate a step-by-step")
+        assert "Minecraft survival mode" in task.question and "'STEP'" in task.question
         result = check_plan(task.goal, reference_plan(task.goal))
         assert result.executable, (task.goal, result)
+    assert generate_tasks() == tasks  # the committed file is what the generator makes
+
+
+def test_splits_are_disjoint_halves_of_every_tier() -> None:
+    tasks = load_tasks()
+    for tier in {t.tier for t in tasks}:
+        counts = Counter(t.split for t in tasks if t.tier == tier)
+        assert set(counts) <= {"tune", "test"}
+        assert abs(counts["tune"] - counts["test"]) <= 1, (tier, counts)
+
+
+def test_stratified_sample_keeps_every_tier_in_proportion() -> None:
+    tasks = load_tasks()
+    chosen = sample(tasks, 60, "test")
+    assert len(chosen) == 60 and all(t.split == "test" for t in chosen)
+    share = Counter(t.tier for t in tasks)
+    got = Counter(t.tier for t in chosen)
+    for tier, n in share.items():
+        assert got[tier] >= 1
+        assert abs(got[tier] - 60 * n / len(tasks)) < 1.5, (tier, got[tier])
+    smaller = sample(tasks, 30, "test")
+    assert {t.id for t in smaller} <= {t.id for t in chosen}  # the 30 are among the 60
+    assert not {t.id for t in sample(tasks, 30, "tune")} & {t.id for t in chosen}
+
+
+def test_made_blocks_are_not_mined_from_the_world() -> None:
+    """A chest, planks or a crafting table exist only once made: "mine" is no way to get them."""
+    failed(check_plan("chest", "STEP 1: Mine 1 chest by hand"), 1, "chest")
+    failed(check_plan("crafting_table", "STEP 1: Mine a crafting table"), 1, "crafting_table")
+    failed(check_plan("oak_planks", "STEP 1: Collect 4 oak planks"), 1, "oak_planks")
+    # blocks that do occur in the world are still mined
+    assert check_plan("sandstone", "STEP 1: Punch a tree to get 3 logs\nSTEP 2: Craft 12 planks"
+                      "\nSTEP 3: Craft 4 sticks\nSTEP 4: Craft a crafting table\n"
+                      "STEP 5: Craft a wooden pickaxe\nSTEP 6: Mine 1 sandstone").executable
 
 
 def test_model_style_plan_with_two_targets_and_purpose_phrases() -> None:
@@ -343,3 +385,41 @@ def test_what_is_smelted_after_to_or_for_is_the_input(step: str) -> None:
     plan = IRON_PICKAXE.replace("Smelt 3 iron ore into iron ingots using 2 planks as fuel", step)
     result = check_plan("iron_pickaxe", plan)
     assert result.executable, result
+
+
+WOOD = ("STEP 1: Punch a tree to get 3 oak logs\nSTEP 2: Craft 12 oak planks\n"
+        "STEP 3: Craft 1 crafting table\nSTEP 4: Craft 4 sticks\n")
+
+
+@pytest.mark.parametrize("step", [
+    "Craft 3 Oak Planks and 2 Sticks using the Crafting Table to make 1 Wooden Pickaxe.",
+    "Craft 3 oak planks and 2 sticks to get a wooden pickaxe",
+    "Craft 3 planks and 2 sticks on the crafting table to create 1 wooden pickaxe",
+])
+def test_what_a_craft_is_done_to_make_is_the_product(step: str) -> None:
+    """"Craft A and B to make C": C is made from A and B (was: no recipe makes A)."""
+    result = check_plan("wooden_pickaxe", WOOD + f"STEP 5: {step}")
+    assert result.executable, result
+
+
+def test_a_purpose_product_with_counts_uses_its_ingredient_counts() -> None:
+    plan = WOOD + "STEP 5: Craft 2 Oak Planks to get 4 Stick."
+    assert check_plan("stick", plan).executable
+    failed(check_plan("stick", WOOD + "STEP 5: Craft 1 oak plank to get 4 sticks"), 5,
+           "takes 2")
+
+
+def test_the_station_a_step_crafts_with_is_not_an_ingredient() -> None:
+    """"Craft 3 paper using the crafting table": the table is where, not what."""
+    plan = ("STEP 1: Collect 3 sugar cane\nSTEP 2: Punch a tree to get 1 oak log\n"
+            "STEP 3: Craft 4 oak planks\nSTEP 4: Craft 1 crafting table\n"
+            "STEP 5: Craft 3 paper using the crafting table")
+    assert check_plan("paper", plan).executable
+    plan = plan.replace("STEP 5: Craft 3 paper using the crafting table",
+                        "STEP 5: Craft 1 iron shovel using the crafting table")
+    failed(check_plan("iron_shovel", plan), 5, "iron_ingot")
+
+
+def test_a_plural_name_in_the_singular_keeps_its_count() -> None:
+    plan = WOOD + "STEP 5: Craft 1 oak plank to get 4 sticks"
+    failed(check_plan("stick", plan), 5, "takes 2")

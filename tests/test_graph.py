@@ -58,8 +58,10 @@ def test_query_sees_revised_past_and_current_draft_but_no_later_step() -> None:
 
 
 def test_revision_sees_documents_and_replaces_the_draft() -> None:
+    """The paper's revision (revision="plain") sees the revised past as its stable prefix;
+    the grounded one does not (tests/test_plan_repair.py)."""
     model = plan_model(DRAFT)
-    result = run(model)
+    result = run(model, revision="plain")
     revisions = [msgs for kind, msgs in model.calls if kind == "revise"]
     for i, messages in enumerate(revisions):
         text = prompt_text(messages)

@@ -12,11 +12,13 @@ from rat_agent.parsing import (
     BULLET_MARKER,
     NUMBER_MARKER,
     STEP_MARKER,
+    Revision,
     clean_query,
     clean_reply,
     drop_repeats,
     merge_tail,
     normalize,
+    parse_revision,
     parse_thought,
     pick_step,
     split_steps,
@@ -180,3 +182,45 @@ def test_fences_around_prose_go_but_code_fences_stay() -> None:
 ])
 def test_thought_replies_fail_closed(reply: str, verdict: str, text: str) -> None:
     assert parse_thought(reply) == (verdict, text)
+
+
+# --- the grounded revision --------------------------------------------------------------
+
+
+def test_grounded_json_reply_gives_fact_step_and_needs() -> None:
+    reply = ('{"fact": "2a. Bread: bake 1 loaf of dough in an oven.", '
+             '"step": "STEP 3: Bake 1 loaf of dough in an oven.", '
+             '"needs": ["1 loaf of dough", "an oven", "none"]}')
+    found = parse_revision(reply, 3)
+    assert found == Revision("Bake 1 loaf of dough in an oven.",
+                             "Bread: bake 1 loaf of dough in an oven.",
+                             ["1 loaf of dough", "an oven"])
+
+
+def test_grounded_labelled_lines_with_emphasis_and_run_on_values() -> None:
+    reply = ("**FACT:** 1b. Knead for 10 minutes.\n**STEP:** Knead the dough\nfor 10 minutes.\n"
+             "**NEEDS:** 1 dough; a bowl")
+    found = parse_revision(reply, 1)
+    assert found.fact == "Knead for 10 minutes."
+    assert found.step == "Knead the dough\nfor 10 minutes."
+    assert found.needs == ["1 dough", "a bowl"]
+
+
+def test_a_dropped_step_keeps_its_reason() -> None:
+    assert parse_revision("FACT: none\nSTEP: DROP: the oven is already hot\nNEEDS: none",
+                          2).drop == "the oven is already hot"
+    assert parse_revision('{"fact": "x", "step": "DROP", "needs": []}', 2).drop == \
+        "the task does not need it"
+
+
+def test_a_reply_that_ignores_the_format_still_keeps_its_correction() -> None:
+    found = parse_revision("Bake the dough at 220 C for 30 minutes.", 2)
+    assert found.step == "Bake the dough at 220 C for 30 minutes." and found.needs == []
+    found = parse_revision("STEP 2: Bake at 220 C.\nNEEDS: an oven", 2)
+    assert found.step == "Bake at 220 C." and found.needs == ["an oven"]
+
+
+def test_needs_ignore_nothing_words_duplicates_and_sentences() -> None:
+    found = parse_revision('{"fact": "x", "step": "y z w", "needs": ["None", "an oven", '
+                           '"An oven", "' + "x" * 120 + '"]}', 1)
+    assert found.needs == ["an oven"]

@@ -194,9 +194,10 @@ def _ask_with(args: argparse.Namespace, saver: Any) -> int:
         ):
             for node, change in update.items():
                 if show and isinstance(change, dict):
+                    before = drafts
                     drafts = change.get("drafts", drafts)
                     done = len(change.get("steps", [None] * done))
-                    _progress(out, node, change, drafts, done)
+                    _progress(out, node, change, drafts, done, len(drafts) - len(before))
         review = cli_review.pending_review(graph.get_state(config))
         if review is None:
             break
@@ -245,9 +246,10 @@ def _paused(thread: str, review: dict[str, Any], *, as_json: bool) -> int:
 
 
 def _progress(
-    out: Console, node: str, change: dict[str, Any], drafts: list[str], done: int
+    out: Console, node: str, change: dict[str, Any], drafts: list[str], done: int,
+    inserted: int = 0,
 ) -> None:
-    """One node's update as a line or two; `done` counts the steps revised so far."""
+    """One node's update as a line or two; `done` counts the steps checked so far."""
     if node == "draft_cot":
         out.rule(f"Draft: {len(drafts)} steps")
         for n, text in enumerate(drafts, 1):
@@ -266,22 +268,36 @@ def _progress(
             out.print(f"[yellow]{escape(change['retrieval_error'])}[/yellow]")
         if titles or not change.get("retrieval_error"):
             out.print(f"[cyan]sources[/cyan] {escape(titles) or '(none)'}")
+    elif node == "revise_step" and "steps" not in change:  # plan repair
+        added = drafts[done : done + inserted]
+        out.print(f"[magenta]needs[/magenta] {escape('; '.join(added))} "
+                  f"[magenta](inserted before: {escape(drafts[done + inserted])})[/magenta]")
     elif node == "revise_step":
-        step: Step = change["steps"][-1]
-        number = done
-        if step["status"] == "revised":
-            out.print(f"[bold]STEP {number}[/bold] {_diff(step['draft'], step['revised'])}")
-        elif step["status"] == "unchanged":
-            out.print(
-                f"[bold]STEP {number}[/bold] {escape(step['revised'])} [dim](confirmed)[/dim]"
-            )
-        else:
-            out.print(f"[bold]STEP {number}[/bold] {escape(step['revised'])} "
-                      f"[yellow](kept: {escape(step['note'])})[/yellow]")
+        _print_step(out, change["steps"][-1], done)
     elif node == "write_answer":
         out.print("[dim]final answer written[/dim]")
     elif node == "remember":
         out.print(f"[dim]memory: {escape(memory_summary(change.get('thoughts', [])))}[/dim]")
+
+
+def _print_step(out: Console, step: Step, number: int) -> None:
+    """A checked step: what changed, and the passage it rests on."""
+    label = f"[bold]STEP {number}[/bold]"
+    if step.get("fact"):
+        out.print(f"[dim]fact[/dim] {escape(step.get('fact', ''))}")
+    if step["status"] == "revised":
+        out.print(f"{label} {_diff(step['draft'], step['revised'])}")
+    elif step["status"] == "unchanged":
+        out.print(f"{label} {escape(step['revised'])} [dim](confirmed)[/dim]")
+    elif step["status"] == "inserted":
+        out.print(f"{label} {escape(step['revised'])} [magenta](inserted: "
+                  f"{escape(step['note'])})[/magenta]")
+    elif step["status"] == "dropped":
+        out.print(f"{label} [strike]{escape(step['draft'])}[/strike] "
+                  f"[yellow](dropped: {escape(step['note'])})[/yellow]")
+    else:
+        out.print(f"{label} {escape(step['revised'])} "
+                  f"[yellow](kept: {escape(step['note'])})[/yellow]")
 
 
 def memory_summary(notes: list[dict[str, Any]]) -> str:
@@ -372,7 +388,13 @@ def _show_with(saver: Any, thread: str, *, as_json: bool, history: bool) -> int:
         out.print(f"[dim]draft[/dim]   {escape(step['draft'])}")
         out.print(f"[dim]query[/dim]   {escape(step['query'])}")
         out.print(f"[dim]sources[/dim] {escape(', '.join(s['title'] for s in step['sources']))}")
+        if step.get("fact"):
+            out.print(f"[dim]fact[/dim]    {escape(step.get('fact', ''))}")
         out.print(f"[dim]revised[/dim] {escape(step['revised'])}")
+        if step.get("needs"):
+            out.print(f"[dim]needs[/dim]   {escape(', '.join(step.get('needs', [])))}")
+        if step["note"]:
+            out.print(f"[dim]note[/dim]    {escape(step['note'])}")
     if values.get("answer"):
         out.rule("Answer")
         _print_answer(out, values["answer"], steps, cite=True)

@@ -40,7 +40,17 @@ def add_command(sub: Any) -> None:
     cmd.add_argument("--retriever", default=None,
                      help="default: minecraft, or qdrant over the Python documentation for "
                      "humaneval")
-    cmd.add_argument("--tasks", type=int, default=30, help="first N tasks (default 30)")
+    cmd.add_argument("--tasks", type=int, default=30,
+                     help="N tasks: the first N, or with --split a sample of N stratified by "
+                     "tier (default 30)")
+    cmd.add_argument("--split", choices=("tune", "test"), default=None,
+                     help="minecraft: the tasks for tuning prompts and defaults, or the held-out "
+                     "ones to report on")
+    cmd.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                     help="any other context field for every method, e.g. --set evidence=documents"
+                     " (repeatable)")
+    cmd.add_argument("--label", default=None,
+                     help="name of the results files (default: BENCHMARK-MODEL)")
     cmd.add_argument("--k", type=int, default=3)
     cmd.add_argument("--max-steps", type=int, default=8)
     cmd.add_argument("--max-tokens", type=int, default=512)
@@ -53,6 +63,8 @@ def add_command(sub: Any) -> None:
                      help="runs at once (for remote models; the local model has one slot)")
     cmd.add_argument("--cached-only", action="store_true",
                      help="compute nothing: write the report of the runs already done")
+    cmd.add_argument("--rescore", action="store_true",
+                     help="score the answers already there again, with the checker as it is now")
     cmd.add_argument("--out", default="benchmarks/results",
                      help="folder for the results file, table and plots")
 
@@ -74,12 +86,13 @@ def eval_command(args: argparse.Namespace) -> int:
                "max_steps": args.max_steps, "max_tokens": args.max_tokens}
     if args.retriever:
         context["retriever"] = args.retriever
-    if args.temperature or args.samples > 1:  # keeps earlier cache keys valid
+    if args.temperature or args.samples > 1:
         context["temperature"] = args.temperature
+    context.update(_settings(args.set))
     cases, score = _benchmark(args, context)
     out = Path(args.out)
-    name = f"{args.benchmark}-{args.model.replace(':', '_').replace('/', '_')}"
-    if args.samples > 1:  # sampled runs are their own report, next to the greedy one
+    name = args.label or f"{args.benchmark}-{args.model.replace(':', '_').replace('/', '_')}"
+    if args.samples > 1 and not args.label:  # sampled runs are their own report
         name += f"-{args.samples}samples"
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     columns = (TextColumn("evaluating"), BarColumn(), MofNCompleteColumn(),
@@ -89,7 +102,7 @@ def eval_command(args: argparse.Namespace) -> int:
         results = runner.run(
             args.benchmark, cases, methods, score=score, context=context,
             concurrency=args.concurrency, seed=out / f"{name}.jsonl",
-            cached_only=args.cached_only,
+            cached_only=args.cached_only, rescore=args.rescore,
             progress=lambda done, total: bar.update(task, completed=done, total=total))
     if not results:
         raise ConfigError("no runs computed yet for these settings")
@@ -101,8 +114,13 @@ def eval_command(args: argparse.Namespace) -> int:
     command = (f"rat eval --benchmark {args.benchmark} --methods {','.join(methods)} --model "
                f"{args.model} --tasks {args.tasks} --k {args.k} --max-steps {args.max_steps} "
                f"--max-tokens {args.max_tokens}")
+    if args.split:
+        command += f" --split {args.split}"
     if args.retriever:
         command += f" --retriever {args.retriever}"
+    command += "".join(f" --set {item}" for item in args.set)
+    if args.label:
+        command += f" --label {args.label}"
     if args.samples > 1 or args.temperature:
         command += f" --samples {args.samples} --temperature {args.temperature:g}"
     if ks:
@@ -128,16 +146,37 @@ SCORES = {
 }
 
 
+def _settings(items: list[str]) -> dict[str, Any]:
+    """--set FIELD=VALUE pairs, typed as the context field they name."""
+    from dataclasses import MISSING, fields
+
+    from rat_agent.context import Context, convert
+
+    known = {f.name: f for f in fields(Context) if f.default is not MISSING}
+    settings: dict[str, Any] = {}
+    for item in items:
+        name, sep, raw = item.partition("=")
+        name = name.strip().replace("-", "_")
+        if not sep or name not in known:
+            raise ConfigError(f"--set {item!r}: give FIELD=VALUE with a context field "
+                              f"({', '.join(known)})")
+        settings[name] = convert(name, raw.strip(), type(known[name].default))
+    return settings
+
+
 def _benchmark(args: argparse.Namespace, context: dict[str, Any]) -> tuple[Any, Any]:
     """The cases to run and how to score them."""
     from rat_agent.eval import runner
-    from rat_agent.eval.minecraft import load_tasks
+    from rat_agent.eval.minecraft import load_tasks, sample
 
     if args.benchmark == "minecraft":
         if args.samples > 1:
             raise ConfigError("--samples is for humaneval")
-        tasks = load_tasks()[: args.tasks]
+        tasks = load_tasks()
+        tasks = sample(tasks, args.tasks, args.split) if args.split else tasks[: args.tasks]
         return [runner.minecraft_case(t) for t in tasks], runner.minecraft_score
+    if args.split:
+        raise ConfigError("--split is for minecraft")
     from rat_agent.eval import humaneval
 
     if context["retriever"] == "qdrant" and context.get("collection") == humaneval.DOCS_COLLECTION:

@@ -14,6 +14,9 @@ Output = Literal["steps", "answer"]
 MinecraftSource = Literal["offline", "wiki", "auto"]
 Method = Literal["rat", "rat_noncausal", "rat_official_layout", "cot_rag", "rag", "cot", "direct"]
 MemoryFrom = Literal["both", "steps", "answer"]
+Evidence = Literal["passages", "documents"]
+Revision = Literal["grounded", "plain"]
+ReplyFormat = Literal["auto", "json", "text"]
 
 ENV_PREFIX = "RAT_"
 RANGES: dict[str, tuple[float, float]] = {
@@ -22,6 +25,10 @@ RANGES: dict[str, tuple[float, float]] = {
     "temperature": (0.0, 2.0),
     "max_tokens": (16, 8192),
     "doc_chars": (100, 20000),
+    "evidence_tokens": (50, 8000),
+    "repair_steps": (0, 64),
+    "min_support": (0.0, 1.0),
+    "fact_choices": (1, 50),
     "memory_k": (0, 20),
     "memory_min_score": (0.0, 1.0),
     "memory_novelty": (0.0, 1.0),
@@ -139,6 +146,61 @@ class Context:
         },
     )
 
+    evidence: Evidence = field(
+        default="passages",
+        metadata={
+            "description": "What of the retrieved documents the model reads: 'passages' (the "
+            "passages closest to the step's query and draft, within evidence_tokens, each "
+            "with its document's title and source) or 'documents' (each document whole, cut "
+            "to doc_chars)."
+        },
+    )
+    evidence_tokens: int = field(
+        default=300,
+        metadata={"description": "Token budget of the passages shown for one step or one "
+                                 "retrieval (evidence 'passages'; 50-8000)."},
+    )
+    revision: Revision = field(
+        default="grounded",
+        metadata={
+            "description": "'grounded': the revision first quotes the passage that decides the "
+            "step, then writes the step, then names what the step needs; 'plain': it writes "
+            "the revised step only."
+        },
+    )
+    reply_format: ReplyFormat = field(
+        default="auto",
+        metadata={
+            "description": "How a grounded revision replies: 'json' (a JSON schema the server "
+            "enforces, its quote chosen among the passages), 'text' (labelled lines, for any "
+            "model), or 'auto' (json for the bundled local models, text otherwise)."
+        },
+    )
+    min_support: float = field(
+        default=0.4,
+        metadata={
+            "description": "A step whose best retrieved passage is less similar to it than "
+            "this (embedding cosine) is dropped: the sources say nothing about it, as for "
+            "'Find a way out of survival mode' in a crafting plan (0 keeps every step; 0-1)."
+        },
+    )
+    fact_choices: int = field(
+        default=1,
+        metadata={
+            "description": "A JSON revision quotes one of the this many passages that match "
+            "its step best (1: the best one, so the step is written from the passage the "
+            "similarity ranking puts first; more lets the model choose; 1-50)."
+        },
+    )
+    repair_steps: int = field(
+        default=16,
+        metadata={
+            "description": "Plan repair: most steps one run may insert for prerequisites a "
+            "grounded revision names and no earlier step made (each inserted step is checked "
+            "in turn); 0 turns repair off (0-64)."
+        },
+    )
+
     memory: bool = field(
         default=False,
         metadata={
@@ -181,7 +243,7 @@ class Context:
                 continue
             env = os.environ.get(ENV_PREFIX + f.name.upper())
             if env is not None and getattr(self, f.name) == f.default:
-                setattr(self, f.name, _convert(f.name, env, type(f.default)))
+                setattr(self, f.name, convert(f.name, env, type(f.default)))
         self.validate()
 
     def validate(self) -> None:
@@ -194,7 +256,9 @@ class Context:
                 raise ConfigError(f"{name} must be between {low:g} and {high:g}, got {value!r}")
         for name, kind in (("query_mode", QueryMode), ("revise_scope", ReviseScope),
                            ("output", Output), ("source", MinecraftSource),
-                           ("method", Method), ("memory_from", MemoryFrom)):
+                           ("method", Method), ("memory_from", MemoryFrom),
+                           ("evidence", Evidence), ("revision", Revision),
+                           ("reply_format", ReplyFormat)):
             choices = get_args(kind)
             if getattr(self, name) not in choices:
                 raise ConfigError(
@@ -213,7 +277,8 @@ class Context:
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
 
 
-def _convert(name: str, raw: str, kind: type[Any]) -> Any:
+def convert(name: str, raw: str, kind: type[Any]) -> Any:
+    """A setting written as text (environment, `rat eval --set`), as its field's type."""
     if kind is bool:  # bool("0") is True
         if raw.strip().lower() in _TRUE | _FALSE:
             return raw.strip().lower() in _TRUE

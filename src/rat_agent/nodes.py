@@ -22,12 +22,12 @@ from langgraph.errors import NodeError
 from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 
-from rat_agent import parsing, prompts, thoughts
+from rat_agent import evidence, parsing, prompts, repair, thoughts
 from rat_agent.context import Context
 from rat_agent.errors import ConfigError, ModelError, RatError, RetrievalError
 from rat_agent.memory import Memory, ThoughtRetriever, thought_id
 from rat_agent.retrievers import check_retriever, get_retriever
-from rat_agent.state import Source, SourceKind, State, Step
+from rat_agent.state import DraftMeta, Source, SourceKind, State, Step
 
 log = logging.getLogger(__name__)
 SNIPPET_CHARS = 240
@@ -58,9 +58,15 @@ class RatNodes:
 
         return get_chat_model(ctx.model, temperature=ctx.temperature, max_tokens=ctx.max_tokens)
 
-    def ask(self, ctx: Context, messages: list[BaseMessage]) -> str:
+    def ask(self, ctx: Context, messages: list[BaseMessage],
+            schema: dict[str, Any] | None = None) -> str:
+        """One model call; with `schema`, the server is asked to enforce that JSON."""
+        options: dict[str, Any] = {}
+        if schema is not None:
+            options["response_format"] = {
+                "type": "json_schema", "json_schema": {"name": "reply", "schema": schema}}
         try:
-            reply = self._model(ctx).invoke(messages)
+            reply = self._model(ctx).invoke(messages, **options)
         except RatError:
             raise
         except Exception as exc:  # any provider's error becomes one typed, retryable error
@@ -71,6 +77,14 @@ class RatNodes:
                 b if isinstance(b, str) else str(b.get("text", "")) for b in content
             )
         return str(content)
+
+    def constrained(self, ctx: Context) -> bool:
+        """Whether grounded revisions reply in schema-enforced JSON (reply_format)."""
+        if ctx.reply_format != "auto":
+            return ctx.reply_format == "json"
+        from rat_agent.models import LOCAL_MODELS  # llama.cpp enforces a schema as a grammar
+
+        return self.llm is None and ctx.model in LOCAL_MODELS
 
     # --- Algorithm 1 -----------------------------------------------------------------
 
@@ -89,6 +103,7 @@ class RatNodes:
         return {
             "question": question,
             "drafts": drafts,
+            "meta": [],
             "index": 0,
             "steps": [],
             # method "cot" stops here: the draft is the answer
@@ -112,18 +127,20 @@ class RatNodes:
                 break
             except ConfigError as exc:
                 payload = {**payload, "error": str(exc)}
-        return {} if drafts is None else {"drafts": drafts}
+        return {} if drafts is None else {"drafts": drafts, "meta": []}
 
     def to_query(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """Q_i = ToQuery(I, T*_1..i-1, T_i)."""
         ctx = context_of(runtime)
         i = state["index"]
         draft = state["drafts"][i]
-        if ctx.query_mode == "text":
+        # An inserted step's draft ("Get 8 planks.") already names exactly what to look up.
+        if ctx.query_mode == "text" or repair.meta_at(state.get("meta", []), i)["makes"]:
             return {"query": draft}
         # Non-causal RAT (a baseline) writes every query from the unrevised draft.
         past = state["drafts"][:i] if ctx.method == "rat_noncausal" else _revised(state["steps"])
-        reply = self.ask(ctx, prompts.query_messages(state["question"], past, draft, i + 1))
+        reply = self.ask(ctx, prompts.query_messages(state["question"], past, draft,
+                                                     len(past) + 1))
         query = parsing.clean_query(reply)
         return {"query": query or draft}  # a useless reply falls back to the step's text
 
@@ -132,7 +149,10 @@ class RatNodes:
         ctx = context_of(runtime)
         docs = self.search(ctx, state["query"])
         thoughts_found, problem = recall(ctx, state["query"])
-        return {"documents": [*docs, *thoughts_found], "retrieval_error": problem}
+        draft = state["drafts"][state["index"]]
+        found = focus(ctx, [*docs, *thoughts_found], [state["query"], draft])
+        return {"documents": found.documents, "support": found.support,
+                "retrieval_error": problem}
 
     def search(self, ctx: Context, query: str) -> list[dict[str, str]]:
         """The knowledge source's top-k documents for a query, any failure typed."""
@@ -160,50 +180,93 @@ class RatNodes:
         )
 
     def revise_step(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-        """T*_i = p(.|I, T*_1..i-1, T_i, R_i); the revision replaces the draft step."""
+        """T*_i = p(.|I, T*_1..i-1, T_i, R_i); the revision replaces the draft step.
+
+        A grounded revision may also drop the step, or name prerequisites no earlier step
+        made: those become draft steps before this one (plan repair), and this step waits,
+        corrected, to be checked again after them.
+        """
         ctx = context_of(runtime)
         i = state["index"]
         draft = state["drafts"][i]
+        meta = repair.meta_at(state.get("meta", []), i)
         steps = [s.copy() for s in state["steps"]]
         revised_past = _revised(steps)
         documents = state.get("documents", [])
         step: Step = {
-            "draft": draft,
+            "draft": meta["original"] or draft,  # as the model first wrote it
             "query": state["query"],
             "sources": [_source(d) for d in documents],
             "revised": draft,
             "status": "not_revised",
             "note": state.get("retrieval_error") or "",
         }
+        if meta["makes"]:
+            step["makes"] = meta["makes"]
+        official = ctx.method == "rat_official_layout"
+        grounded = ctx.revision == "grounded" and ctx.revise_scope == "step" and not official
+        support = state.get("support")
         if not documents:
             step["note"] = step["note"] or "no documents retrieved"
+        elif ctx.min_support and support is not None and support < ctx.min_support and not (
+                meta["makes"] or meta["repairs"]):  # a prerequisite is needed by definition
+            step.update({"revised": "", "status": "dropped",
+                         "note": f"no passage supports it (best match {support:.2f} < "
+                                 f"min_support {ctx.min_support:g})"})
+        elif grounded:
+            as_json = self.constrained(ctx)
+            messages = prompts.grounded_messages(
+                state["question"], revised_past, draft, len(revised_past) + 1, documents,
+                doc_chars=doc_chars(ctx), as_json=as_json)
+            quotable = prompts.facts(documents, doc_chars(ctx), best=ctx.fact_choices)
+            schema = prompts.revision_schema(quotable) if as_json else None
+            found = parsing.parse_revision(self.ask(ctx, messages, schema),
+                                           len(revised_past) + 1)
+            if found.drop is not None:
+                step.update({"revised": "", "status": "dropped", "note": found.drop,
+                             "fact": found.fact})
+            elif parsing.is_useful(found.step):
+                step.update({"revised": found.step, "fact": found.fact, "needs": found.needs})
+                changed = parsing.normalize(found.step) != parsing.normalize(step["draft"])
+                step["status"] = "revised" if changed else "unchanged"
+                waiting = [m["makes"] for m in state.get("meta", [])[i:]]
+                absent = [] if meta["repairs"] >= repair.MAX_REPAIRS else \
+                    repair.missing(found.needs, steps, waiting)
+                room = ctx.repair_steps - repair.inserted_count(state.get("meta", []))
+                if absent and room > 0:
+                    return self._insert(state, runtime, step, absent[:room])
+            else:
+                step["note"] = "the model's revision was empty; the draft was kept"
         else:
-            official = ctx.method == "rat_official_layout"
             if official:
                 messages = prompts.official_revise_messages(
-                    state["question"], revised_past, draft, documents, doc_chars=ctx.doc_chars)
+                    state["question"], revised_past, draft, documents, doc_chars=doc_chars(ctx))
             else:
                 messages = prompts.revise_messages(
-                    state["question"], revised_past, draft, i + 1, documents,
-                    doc_chars=ctx.doc_chars, scope=ctx.revise_scope,
+                    state["question"], revised_past, draft, len(revised_past) + 1, documents,
+                    doc_chars=doc_chars(ctx), scope=ctx.revise_scope,
                 )
             reply = parsing.clean_reply(self.ask(ctx, messages))
             if ctx.revise_scope == "prefix" or official:
-                earlier, current = _split_prefix(reply, i + 1)
-                for past, text in zip(steps, earlier, strict=False):
+                earlier, current = _split_prefix(reply, len(revised_past) + 1)
+                kept = [s for s in steps if s["status"] != "dropped"]
+                for past, text in zip(kept, earlier, strict=False):
                     past["revised"] = text
             else:
-                current = parsing.pick_step(reply, i + 1)
+                current = parsing.pick_step(reply, len(revised_past) + 1)
             if parsing.is_useful(current):
                 step["revised"] = current
                 changed = parsing.normalize(current) != parsing.normalize(draft)
                 step["status"] = "revised" if changed else "unchanged"
             else:
                 step["note"] = "the model's revision was empty; the draft was kept"
+        if meta["makes"] and step["status"] in ("revised", "unchanged"):
+            step["status"] = "inserted"
+            step["note"] = meta["reason"]
         new_steps = [*steps, step]
         runtime.stream_writer({
             "event": "step",
-            "step": i + 1,
+            "step": len(new_steps),
             "of": len(state["drafts"]),
             "query": step["query"],
             "sources": step["sources"],
@@ -211,9 +274,41 @@ class RatNodes:
         })
         return {"steps": new_steps, "answer": parsing.format_steps(_revised(new_steps))}
 
+    def _insert(self, state: State, runtime: Runtime[Context], step: Step,
+                needs: list[str]) -> dict[str, Any]:
+        """Plan repair: draft steps for `needs` go before step i, which waits, corrected.
+
+        Nothing is appended to `steps`, so append_next keeps the index on the first
+        inserted step; step i is checked again once its prerequisites are.
+        """
+        i = state["index"]
+        drafts = list(state["drafts"])
+        meta = [repair.meta_at(state.get("meta", []), n) for n in range(len(drafts))]
+        reason = f"needed by: {step['revised']}"
+        added: list[DraftMeta] = [{"makes": need, "reason": reason, "repairs": 0, "original": ""}
+                                  for need in needs]
+        texts = [prompts.REPAIR_DRAFT.format(need=need) for need in needs]
+        current: DraftMeta = {**meta[i], "repairs": meta[i]["repairs"] + 1,
+                              "original": meta[i]["original"] or state["drafts"][i]}
+        drafts[i : i + 1] = [*texts, step["revised"]]
+        meta[i : i + 1] = [*added, current]
+        runtime.stream_writer({
+            "event": "insert",
+            "step": len(state["steps"]) + 1,
+            "drafts": texts,
+            "needed_by": step["revised"],
+        })
+        return {"drafts": drafts, "meta": meta}
+
     def append_next(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-        """Move to T_i+1; the per-step scratch fields are cleared."""
-        return {"index": state["index"] + 1, "query": "", "documents": [], "retrieval_error": ""}
+        """Move to T_i+1; the per-step scratch fields are cleared.
+
+        After a plan repair nothing was appended, and the index stays on the first inserted
+        step: one finished step per draft position, so `len(steps)` is always `index`.
+        """
+        index = len(state["steps"])
+        return {"index": index, "query": "", "documents": [], "support": None,
+                "retrieval_error": ""}
 
     def write_answer(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """For code or long writing: the final response, written from the revised steps."""
@@ -289,10 +384,11 @@ def retrieve_once(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> d
         raise
     except RatError as exc:  # a baseline without its documents still answers
         log.warning("retrieval failed: %s", exc)
-        return {**update, "query": query, "documents": thoughts_found,
+        return {**update, "query": query,
+                "documents": focus(ctx, thoughts_found, [query]).documents,
                 "retrieval_error": f"retrieval failed: {exc}"}
-    return {**update, "query": query, "documents": [*docs, *thoughts_found],
-            "retrieval_error": problem}
+    found = focus(ctx, [*docs, *thoughts_found], [query]).documents
+    return {**update, "query": query, "documents": found, "retrieval_error": problem}
 
 
 def answer_once(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -301,11 +397,11 @@ def answer_once(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dic
     documents = state.get("documents", [])
     drafts = state.get("drafts", [])
     if ctx.method == "rag":
-        messages = prompts.rag_messages(state["question"], documents, doc_chars=ctx.doc_chars,
+        messages = prompts.rag_messages(state["question"], documents, doc_chars=doc_chars(ctx),
                                         max_steps=ctx.max_steps)
     else:
         messages = prompts.revise_all_messages(state["question"], drafts, documents,
-                                               doc_chars=ctx.doc_chars)
+                                               doc_chars=doc_chars(ctx))
     reply = parsing.clean_reply(nodes.ask(ctx, messages))
     texts = parsing.merge_tail(parsing.drop_repeats(parsing.split_steps(reply)), ctx.max_steps)
     texts = [t for t in texts if parsing.is_useful(t)] or list(drafts)
@@ -321,6 +417,28 @@ def answer_once(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dic
         "note": state.get("retrieval_error") or "",
     } for n, text in enumerate(texts)]
     return {"steps": steps, "answer": parsing.format_steps(texts)}
+
+
+def focus(
+    ctx: Context, documents: list[dict[str, str]], targets: list[str]
+) -> evidence.Evidence:
+    """What the model reads of the retrieved documents (context field `evidence`), and how
+    well their best passage supports the step (scored only when min_support asks)."""
+    if not documents or (ctx.evidence == "documents" and not ctx.min_support):
+        return evidence.Evidence(documents, None)
+    try:
+        found = evidence.select(documents, targets, ctx.evidence_tokens)
+    except Exception as exc:  # the embedder failing must not cost the step its documents
+        log.warning("passage selection failed, showing whole documents: %s", exc)
+        return evidence.Evidence(documents, None)
+    if ctx.evidence == "documents":
+        return evidence.Evidence(documents, found.support)
+    return found
+
+
+def doc_chars(ctx: Context) -> int:
+    """Whole documents are cut to doc_chars; selected passages are already within budget."""
+    return ctx.doc_chars if ctx.evidence == "documents" else 10 * ctx.doc_chars + 100_000
 
 
 def check_sources(nodes: RatNodes, ctx: Context) -> None:
@@ -385,7 +503,8 @@ def has_next_step(state: State) -> bool:
 
 
 def _revised(steps: Sequence[Step]) -> list[str]:
-    return [s["revised"] for s in steps]
+    """The plan so far: every checked step the revision kept (dropped steps are not in it)."""
+    return [s["revised"] for s in steps if s["status"] != "dropped"]
 
 
 def _split_prefix(reply: str, number: int) -> tuple[list[str], str]:

@@ -10,9 +10,11 @@ indented lines keep their indentation relative to their step.
 
 from __future__ import annotations
 
+import json
 import re
 import textwrap
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from rat_agent.state import Source, Step
 
@@ -265,11 +267,13 @@ def format_steps(steps: list[str]) -> str:
 
 
 def number_sources(steps: Sequence[Step]) -> tuple[list[list[int]], list[Source]]:
-    """Each step's sources as numbers into one list, deduplicated by URL (else title)."""
+    """Each step's sources as numbers into one list, deduplicated by URL (else title).
+
+    Dropped steps are not part of the answer, so they neither count nor cite."""
     numbers: dict[str, int] = {}
     cited: list[Source] = []
     refs: list[list[int]] = []
-    for step in steps:
+    for step in (s for s in steps if s["status"] != "dropped"):
         mine = []
         for source in step["sources"]:
             key = source["source"] or source["title"]
@@ -314,3 +318,117 @@ def parse_thought(reply: str) -> tuple[str, str]:
     if not is_useful(text) or _CONFIDENT.match(text):
         return "unreadable", ""
     return "confident", text
+
+
+# --- the grounded revision: FACT / STEP / NEEDS --------------------------------------------
+
+_FIELD = re.compile(
+    r"^\W*(fact|step|needs|drop)\b\s*(?:\d+\s*)?[*_]*\s*[:=\-\u2013]\s*[*_]*\s*(.*)$",
+    re.IGNORECASE)
+_DROP = re.compile(r"^\W*drop(?:ped)?\b\W*(.*)$", re.IGNORECASE | re.DOTALL)
+_NOTHING = {"none", "nothing", "n/a", "na", "no", "-", "", "none needed", "nothing else"}
+MAX_NEEDS = 6
+
+
+@dataclass(frozen=True)
+class Revision:
+    """A grounded revision: the quoted fact, the step written from it, what it needs.
+
+    `drop` holds the reason when the model says the task does not need the step.
+    """
+
+    step: str
+    fact: str = ""
+    needs: list[str] = field(default_factory=list)
+    drop: str | None = None
+
+
+def parse_revision(reply: str, number: int) -> Revision:
+    """A grounded reply, as JSON or as labelled lines; never loses a step the model wrote.
+
+    A reply in neither form is read as a plain revision (the whole reply is the step), so a
+    model that ignores the format still gets its correction kept.
+    """
+    text = clean_reply(reply)
+    fields = _json_fields(text)
+    # outside JSON, unlabelled lines are the step itself when no STEP line was written
+    body = "" if fields is not None else "\n".join(
+        line for line in text.splitlines() if not _FIELD.match(line))
+    fields = fields if fields is not None else _labelled(text)
+    if fields is None or not _text(fields.get("step")):
+        rest = fields or {}
+        if "drop" in rest:
+            return Revision("", _fact(rest.get("fact")), [], _reason(rest["drop"]))
+        return Revision(pick_step(body, number), _fact(rest.get("fact")),
+                        _needs(rest.get("needs")))
+    step = _text(fields["step"])
+    drop = _DROP.match(step)
+    if drop or "drop" in fields:
+        return Revision("", _fact(fields.get("fact")), _needs(fields.get("needs")),
+                        _reason(drop.group(1) if drop else fields.get("drop")))
+    step = _unbold(STEP_MARKER.sub("", step, count=1)).strip()
+    return Revision(step, _fact(fields.get("fact")), _needs(fields.get("needs")))
+
+
+def _json_fields(text: str) -> dict[str, object] | None:
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end <= start:
+        return None
+    try:
+        data = json.loads(text[start : end + 1])
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    return {str(k).lower(): v for k, v in data.items()}
+
+
+def _labelled(text: str) -> dict[str, object] | None:
+    """FACT:/STEP:/NEEDS: lines; a value may run on over the lines that follow it."""
+    found: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in text.splitlines():
+        match = _FIELD.match(line)
+        if match:
+            current = found.setdefault(match.group(1).lower(), [])
+            current.append(match.group(2))
+        elif current is not None and line.strip():
+            current.append(line.strip())
+    if not found:
+        return None
+    return {name: "\n".join(lines).strip() for name, lines in found.items()}
+
+
+_LABEL_OF_LINE = re.compile(r"^\s*\[?\d{1,2}[a-z]{1,2}[.)\]]\s+")
+
+
+def _fact(value: object) -> str:
+    """A quoted passage without the label the documents showed it with ("1a. ")."""
+    return _LABEL_OF_LINE.sub("", _text(value), count=1)
+
+
+def _text(value: object) -> str:
+    if isinstance(value, list):
+        value = ", ".join(str(v) for v in value)
+    text = "" if value is None else str(value).strip().strip("\"'`").strip()
+    return "" if text.lower().rstrip(".") in _NOTHING else text
+
+
+def _reason(value: object) -> str:
+    return _text(value).lstrip(":-\u2013 ").strip() or "the task does not need it"
+
+
+def _needs(value: object) -> list[str]:
+    """What a step needs, as short item phrases: "none" and sentences are not items."""
+    if isinstance(value, list):
+        items = [str(v) for v in value]
+    else:
+        items = re.split(r"[,;\n]", "" if value is None else str(value))
+    needs: list[str] = []
+    for item in items:
+        item = BULLET_MARKER.sub("", item).strip().strip("\"'`.").strip()
+        if item.lower() in _NOTHING or not is_useful(item) or len(item) > 80:
+            continue
+        if item.lower() not in (n.lower() for n in needs):
+            needs.append(item)
+    return needs[:MAX_NEEDS]

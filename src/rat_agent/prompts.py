@@ -9,7 +9,9 @@ KV cache instead of processing again; on a CPU that is most of a call's time.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
+from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
@@ -40,6 +42,46 @@ REVISE_STEP = (
     "prerequisite), add it; if it is right, keep it. Reply with the revised current step "
     "only, as one short line of text, without its 'STEP' label."
 )
+
+# The grounded revision (revision="grounded"): the model first picks the passage that
+# decides the step, then writes the step from it, then names what the step needs. A small
+# model copies a fact it has just written far more reliably than it reasons from a page.
+# The instruction comes before the documents, so every revision of a run shares it as a
+# cached prefix; the example is in no domain's words.
+_GROUNDED_STEP = (
+    "the current step rewritten to follow that fact, as one action: a verb, the number and "
+    "name of what it makes, then \"from\" the numbers and names of what it uses, then "
+    "\"with\" or \"in\" any tool or place (scale the fact's numbers to what the step makes)"
+)
+_GROUNDED_NEEDS = (
+    "what the step uses: each item with its number, and each tool or place (where the fact "
+    "offers a choice, A or B, name only A)"
+)
+REVISE_GROUNDED = (
+    "Check the current step against the documents that follow. Reply in exactly three "
+    "lines:\n"
+    "FACT: the one line of the documents, with its label, that says how to make or do what "
+    "the current step is about, copied word for word\n"
+    f"STEP: {_GROUNDED_STEP}; or DROP: the reason, if the task does not need this step\n"
+    f"NEEDS: {_GROUNDED_NEEDS}, separated by commas; or none\n"
+    "For example, for the draft step \"Make some dough.\" and the line \"2a. Dough: 2 Flour + "
+    "1 Water, in a Mixer, gives 1 Dough.\":\n"
+    "FACT: 2a. Dough: 2 Flour + 1 Water, in a Mixer, gives 1 Dough.\n"
+    "STEP: Mix 1 dough from 2 flour and 1 water in a mixer.\n"
+    "NEEDS: 2 flour, 1 water, a mixer"
+)
+REVISE_GROUNDED_JSON = (
+    "Check the current step against the documents that follow. Reply with JSON: \"fact\" is "
+    "the line of the documents, with its label, that says how to make or do what the current "
+    f"step is about; \"step\" is {_GROUNDED_STEP}, or \"DROP: <the reason>\" if the task "
+    f"does not need this step; \"needs\" lists {_GROUNDED_NEEDS}.\n"
+    "For example, for the draft step \"Make some dough.\" and the line \"2a. Dough: 2 Flour + "
+    "1 Water, in a Mixer, gives 1 Dough.\", reply {\"fact\": \"2a. Dough: 2 Flour + 1 Water, "
+    "in a Mixer, gives 1 Dough.\", \"step\": \"Mix 1 dough from 2 flour and 1 water in a "
+    "mixer.\", \"needs\": [\"2 flour\", \"1 water\", \"a mixer\"]}"
+)
+GROUNDED_REMINDER = "Reply as instructed above, for the current step only."
+REPAIR_DRAFT = "Get {need}."  # the draft of a step inserted for a prerequisite
 
 REVISE_PREFIX = (
     "Check the answer so far against the documents. Correct what they show is wrong, add "
@@ -90,12 +132,62 @@ def _head(question: str, revised: Sequence[str], label: str = "Checked steps so 
 
 
 def _documents(documents: Sequence[dict[str, str]], doc_chars: int) -> str:
-    """Retrieved text as delimited, numbered data; delimiters inside it are defused."""
+    """Retrieved text as delimited, numbered data; delimiters inside it are defused.
+
+    Focused evidence (evidence.select) is one passage per line, each labelled ("1a.") so a
+    revision can name the one it rests on; whole documents are cut to `doc_chars`.
+    """
     parts = []
     for n, doc in enumerate(documents, 1):
-        content = _defuse(doc["content"][:doc_chars])
+        content = "\n".join(_lines(doc, n, doc_chars))
         parts.append(f"[{n}] {_defuse(doc['title'])} ({_defuse(doc['source'])})\n{content}")
     return "<documents>\n" + "\n\n".join(parts) + "\n</documents>\n\n"
+
+
+def _lines(doc: dict[str, str], n: int, doc_chars: int) -> list[str]:
+    if not doc.get("passages"):
+        return _defuse(doc["content"][:doc_chars]).splitlines()
+    return [f"{n}{_letter(i)}. {_defuse(line)}"
+            for i, line in enumerate(doc["content"].splitlines())]
+
+
+def _letter(i: int) -> str:
+    """a, b, ... z, then aa, ab ...: a passage's label within its document."""
+    return chr(97 + i) if i < 26 else _letter(i // 26 - 1) + chr(97 + i % 26)
+
+
+def facts(documents: Sequence[dict[str, str]], doc_chars: int, best: int = 0) -> list[str]:
+    """The lines of the documents as shown, labels included: what a revision may quote.
+
+    With `best`, only the `best` passages that match the step most closely, best first
+    (whole documents have no ranks: all their lines count).
+    """
+    ranked: list[tuple[int, str]] = []
+    for n, doc in enumerate(documents, 1):
+        ranks = [int(r) for r in doc.get("passages", "").split(",") if r.strip().isdigit()]
+        for i, line in enumerate(_lines(doc, n, doc_chars)):
+            if line.strip():
+                ranked.append((ranks[i] if i < len(ranks) else len(ranked) + 10**6,
+                               line.strip()))
+    if best:
+        ranked = sorted(ranked)[:best]
+    return list(dict.fromkeys(line for _, line in ranked))
+
+
+def revision_schema(quotable: Sequence[str]) -> dict[str, Any]:
+    """The JSON a grounded revision must write when the server enforces a schema: its fact
+    is one of the lines shown, so it can neither invent one nor skip the choice."""
+    return {
+        "type": "object",
+        "properties": {
+            "fact": {"enum": list(quotable) or ["none"]},
+            "step": {"type": "string", "pattern": "^[^\\n]{3,300}$"},
+            "needs": {"type": "array", "maxItems": 6,
+                      "items": {"type": "string", "minLength": 1, "maxLength": 80}},
+        },
+        "required": ["fact", "step", "needs"],
+        "additionalProperties": False,
+    }
 
 
 def _defuse(text: str) -> str:
@@ -130,6 +222,28 @@ def revise_messages(
     else:
         tail = f"{docs}Current step (STEP {number}, draft):\n{step}\n\n{REVISE_STEP}"
     return [SystemMessage(SYSTEM), HumanMessage(_head(question, revised) + tail)]
+
+
+def grounded_messages(
+    question: str,
+    revised: Sequence[str],
+    step: str,
+    number: int,
+    documents: Sequence[dict[str, str]],
+    *,
+    doc_chars: int,
+    as_json: bool,
+) -> list[BaseMessage]:
+    """The grounded revision: task, passages and the step; a three-part reply.
+
+    It is not shown the plan so far (`revised` is used for the step's number only): a small
+    model shown earlier steps copies them instead of the fact, and what earlier steps made
+    is repair's ledger's business, not the model's.
+    """
+    instruction = REVISE_GROUNDED_JSON if as_json else REVISE_GROUNDED
+    tail = (f"{instruction}\n\n{_documents(documents, doc_chars)}Current step (STEP {number}, "
+            f"draft):\n{step}\n\n{GROUNDED_REMINDER}")
+    return [SystemMessage(SYSTEM), HumanMessage(_head(question, []) + tail)]
 
 
 def answer_messages(
@@ -187,3 +301,11 @@ def thought_messages(question: str, answer: str, sources: Sequence[str]) -> list
     text = (f"Question: {question.strip()}\n\n<documents>\nAnswer:\n{_defuse(answer.strip())}"
             f"\n\nSources:\n{named}\n</documents>\n\n{THOUGHT}")
     return [SystemMessage(SYSTEM), HumanMessage(text)]
+
+
+def fingerprint() -> str:
+    """A hash of every instruction above: evaluation results are cached under it, so a
+    changed prompt never reuses results made with the old one."""
+    texts = [value for name, value in sorted(globals().items())
+             if name.isupper() and isinstance(value, str)]
+    return hashlib.sha256("\0".join(texts).encode()).hexdigest()[:12]

@@ -8,7 +8,9 @@ from typing import Annotated, Any, Literal, NotRequired
 from pydantic import Field
 from typing_extensions import TypedDict
 
-StepStatus = Literal["revised", "unchanged", "not_revised"]
+# inserted: a prerequisite plan repair added (then checked like any step); dropped: the
+# revision found the task does not need the step (`note` says why).
+StepStatus = Literal["revised", "unchanged", "not_revised", "inserted", "dropped"]
 SourceKind = Literal["document", "thought"]
 
 
@@ -29,7 +31,19 @@ class Step(TypedDict):
     sources: list[Source]
     revised: str
     status: StepStatus  # not_revised: the draft was kept (no sources, or no usable reply)
-    note: str  # why a step was not revised; empty otherwise
+    note: str  # why a step was not revised, inserted or dropped; empty otherwise
+    fact: NotRequired[str]  # grounded revision: the passage it rests on
+    needs: NotRequired[list[str]]  # grounded revision: what the step uses
+    makes: NotRequired[str]  # an inserted step: the prerequisite it was inserted for
+
+
+class DraftMeta(TypedDict):
+    """Plan repair's notes on one draft step (`State.meta`, aligned with `drafts`)."""
+
+    makes: str  # an inserted step: the prerequisite it provides; "" for the model's draft
+    reason: str  # why it was inserted
+    repairs: int  # how many times prerequisites were inserted before it (at most MAX_REPAIRS)
+    original: str  # its draft as first written, once repair replaced it by its revision
 
 
 class InputState(TypedDict):
@@ -56,8 +70,10 @@ class OutputState(TypedDict):
 
 class State(OutputState, total=False):
     settings: dict[str, Any]  # the run's context, so a resumed or replayed run uses the same
-    drafts: list[str]  # the draft steps T1..Tn, tail merged to max_steps
+    drafts: list[str]  # the draft steps T1..Tn, tail merged to max_steps; repair inserts
+    meta: list[DraftMeta]  # plan repair's notes, one per draft step (missing: a plain draft)
     index: int  # 0-based number of the step being revised
     query: str  # Qi, for the step being revised
     documents: list[dict[str, str]]  # Ri: title, source, content, for the step being revised
+    support: float | None  # how well R_i's best passage matches step i (min_support)
     retrieval_error: str

@@ -34,12 +34,12 @@ def candidates(question: str, steps: Sequence[Step], answer: str, scope: str,
     found: list[Candidate] = []
     if scope in ("steps", "both"):
         for n, step in enumerate(steps, 1):
-            if step["sources"] and step["status"] != "not_revised":
+            if step["sources"] and step["status"] not in ("not_revised", "dropped"):
                 origins = _origins(step["sources"], levels)
                 found.append(Candidate(f"{question.strip()} (step {n})", step["revised"],
                                        origins, n))
     if scope in ("answer", "both"):
-        everything = [s for step in steps if step["status"] != "not_revised"
+        everything = [s for step in steps if step["status"] not in ("not_revised", "dropped")
                       for s in step["sources"]]
         if everything and parsing.is_useful(answer):
             found.append(Candidate(question.strip(), answer, _origins(everything, levels), None))

@@ -47,7 +47,9 @@ def _before_step(graph: Any, thread: str, step: int) -> tuple[StateSnapshot, str
         ("append_next",), step - 2, "revise_step")
     for snapshot in graph.get_state_history({"configurable": {"thread_id": thread}}):
         values = snapshot.values or {}
-        if tuple(snapshot.next) == want_next and values.get("index") == want_index:
+        # after a plan repair the index stays put: the step k-1 finished is the one counted
+        if (tuple(snapshot.next) == want_next and values.get("index") == want_index
+                and len(values.get("steps", [])) == step - 1):
             return snapshot, as_node
     raise ConfigError(f"thread {thread!r} has no checkpoint before step {step}")
 

@@ -30,6 +30,8 @@ Rules, in short (see `_Sim` and `_parse_clause` for details):
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import itertools
 import json
 import math
@@ -71,12 +73,26 @@ class PlanCheck:
 
 @dataclass(frozen=True)
 class Task:
-    """One evaluation question: obtain `goal` starting from an empty inventory."""
+    """One evaluation question: obtain `goal` starting from an empty inventory.
+
+    `split`: "tune" tasks are for choosing prompts and defaults, "test" tasks for reporting
+    (never looked at while tuning).
+    """
 
     id: str
     goal: str
     question: str
     tier: str
+    split: str = "test"
+
+
+# The RAT paper's instruction for its Minecraft experiments (appendix A.3), word for word:
+# every method gets it as the task.
+TASK_PROMPT = (
+    "Give you nothing in the inventory, generate a step-by-step plan for the task of "
+    "obtaining a {item} in Minecraft survival mode, and describe the object Minecraft item "
+    "and its number at every step. For every step, start with 'STEP' as start."
+)
 
 
 class PlanError(Exception):
@@ -194,6 +210,11 @@ class _World:
                 self.aliases.setdefault(_clean(key), (name,))
         for key, group in _GROUPS.items():
             self.aliases[_clean(key)] = tuple(n for n in group if n in items)
+        # "1 oak plank": a plural name read in the singular (its last word alone may be
+        # known, "plank", which would otherwise win and lose the "oak" and the count)
+        for key, names in list(self.aliases.items()):
+            if " " in key and key.endswith("s") and not key.endswith("ss"):
+                self.aliases.setdefault(key[:-1], names)
         for log in _NATURAL_LOGS:  # "3 birch trees" are 3 birch logs, not 3 of any log
             if log.endswith("_log"):
                 self.aliases[_clean(log.replace("_log", " tree"))] = (log,)
@@ -215,7 +236,9 @@ class _World:
             mobs = {mob for mob, always, player in mob_drops if always and not player}
             if mobs:
                 self.mob_sources[dropped] = mobs
-        self.mob_items = set(self.mob_sources)
+        # and what reference plans collect from mobs the loot data leaves out (sheep's wool)
+        self.mob_items = set(self.mob_sources) | {
+            item for item, block in _RAW_SOURCES.items() if block is None}
 
     def is_verb(self, tokens: Sequence[str], k: int) -> bool:
         """A verb, unless it starts an item name ("crafting table", "cooked beef")."""
@@ -403,6 +426,19 @@ def _find_verb(world: _World, tokens: Sequence[str]) -> tuple[int, Action | None
     return first
 
 
+_PURPOSE_VERBS = frozenset(w for w, action in _VERBS.items() if action in ("any", "craft"))
+
+
+def _after_purpose(tokens: Sequence[str], start: int) -> bool:
+    """Whether the mention at `start` follows "to make/get/create ..." (counts and articles
+    between are skipped): what the step is done to obtain."""
+    k = start - 1
+    while k >= 0 and (_number(tokens[k]) is not None or tokens[k] in _FILLER
+                      or tokens[k] == "the"):
+        k -= 1
+    return k >= 1 and tokens[k] in _PURPOSE_VERBS and tokens[k - 1] == "to"
+
+
 # --- the simulator --------------------------------------------------------------------------
 
 
@@ -465,13 +501,16 @@ class _Sim:
 
     def _mine_sources(self, name: str) -> list[str]:
         """Blocks to mine for `name`: the block itself if it drops anything, else blocks
-        that drop it."""
+        that drop it. Only blocks that occur in the world count: a chest or planks exist
+        only once someone made them, so mining is no way to obtain them."""
         world = self.world
-        if name in world.data.blocks_name and world.block_yield(name):
+        natural = world.data.natural
+        if name in world.data.blocks_name and world.block_yield(name) and natural(name):
             return [name]
         return sorted(
-            (b for b, drops in world.block_drops.items() if (name, "always") in drops
-             or any(item == name and how in ("chance", "crop") for item, how in drops)),
+            (b for b, drops in world.block_drops.items() if natural(b) and (
+                (name, "always") in drops
+                or any(item == name and how in ("chance", "crop") for item, how in drops))),
             key=lambda b: (b.startswith("deepslate_"), len(b)),
         )
 
@@ -576,17 +615,28 @@ class _Sim:
     # crafting
 
     def craft(self, clause: _Clause) -> None:
-        """Craft each target: "craft a crafting table and 4 sticks" has two."""
-        first = self._target(clause)
-        targets = [first]
-        if first.prep is None:
-            targets = [m for m in clause.mentions
-                       if m.start >= first.start and m.prep is None]
+        """Craft each target: "craft a crafting table and 4 sticks" has two; "craft 3 planks
+        and 2 sticks to make a pickaxe" has one, made from the others."""
+        purpose = [m for m in clause.mentions if m.start > clause.verb_at
+                   and _after_purpose(clause.text.split(), m.start)
+                   and any(self.world.data.crafted.get(c) for c in m.candidates)]
+        if purpose:
+            targets = purpose[:1]
+        else:
+            first = self._target(clause)
+            targets = [first]
+            if first.prep is None:
+                targets = [m for m in clause.mentions
+                           if m.start >= first.start and m.prep is None]
         for target in targets:
+            used = {self.world.data.items[i]["name"] for c in target.candidates
+                    for recipe in self.world.data.crafted.get(c, [])
+                    for slot in recipe.alternatives for i in slot}
             ingredients = [
                 m for m in clause.mentions
                 if m not in targets
-                and not (set(m.candidates) & _STATIONS and m.prep not in _INGREDIENT_PREPS)
+                # a station is where a step crafts, unless the recipe itself takes one
+                and not (set(m.candidates) & _STATIONS and not set(m.candidates) & used)
                 and not (m.start < clause.verb_at and set(m.candidates) & _STATIONS)
             ]
             self._craft_one(target, ingredients, alone=len(targets) == 1)
@@ -991,12 +1041,47 @@ def generate_tasks(limit: int = 150) -> list[Task]:
             continue
         if plan.count("\n") >= 40 or not check_plan(name, plan).executable:
             continue
-        title = world.title(name)
-        tasks.append(Task(
-            id=f"mc-{name}", goal=name, tier=tier,
-            question=f"How do I obtain {title} in Minecraft, starting from an empty inventory?",
-        ))
-    return tasks
+        tasks.append(Task(id=f"mc-{name}", goal=name, tier=tier,
+                          question=TASK_PROMPT.format(item=world.title(name).lower())))
+    return _assign_splits(tasks)
+
+
+def _order(task: Task) -> str:
+    """A fixed shuffle: neither the id order nor the core goals first decide a split."""
+    return hashlib.sha256(task.id.encode()).hexdigest()
+
+
+def _by_tier(tasks: Iterable[Task]) -> dict[str, list[Task]]:
+    tiers: dict[str, list[Task]] = {tier: [] for tier in _TIERS}
+    for task in sorted(tasks, key=_order):
+        tiers.setdefault(task.tier, []).append(task)
+    return {tier: found for tier, found in tiers.items() if found}
+
+
+def _assign_splits(tasks: Sequence[Task]) -> list[Task]:
+    """Half of every tier is for tuning, half for testing (test takes an odd one out)."""
+    split = {t.id: ("test" if n % 2 == 0 else "tune")
+             for found in _by_tier(tasks).values() for n, t in enumerate(found)}
+    return [dataclasses.replace(t, split=split[t.id]) for t in tasks]
+
+
+def sample(tasks: Sequence[Task], n: int, split: str) -> list[Task]:
+    """A stratified sample of `n` tasks of a split: every tier in proportion to its share
+    of the whole suite (each at least once), in a fixed shuffled order within a tier."""
+    share = Counter(t.tier for t in tasks)
+    pool = _by_tier(t for t in tasks if t.split == split)
+    n = min(n, sum(len(found) for found in pool.values()))
+    quota = {tier: min(len(pool[tier]), max(1, math.floor(n * share[tier] / len(tasks))))
+             for tier in pool}
+    by_remainder = sorted(pool, key=lambda tier: -(n * share[tier] / len(tasks)) % 1)
+    while sum(quota.values()) < n:  # largest remainders first, then round again
+        for tier in by_remainder:
+            if sum(quota.values()) < n and quota[tier] < len(pool[tier]):
+                quota[tier] += 1
+    while sum(quota.values()) > n:  # the minimum of one per tier overshot: trim the largest
+        quota[max(quota, key=lambda tier: quota[tier])] -= 1
+    chosen = {t.id for tier, found in pool.items() for t in found[: quota[tier]]}
+    return [t for t in tasks if t.id in chosen]
 
 
 def load_tasks() -> list[Task]:
@@ -1009,7 +1094,8 @@ def load_tasks() -> list[Task]:
 
 def _write(tasks: Iterable[Task]) -> str:
     entries = [
-        {"id": t.id, "goal": t.goal, "question": t.question, "tier": t.tier} for t in tasks
+        {"id": t.id, "goal": t.goal, "question": t.question, "tier": t.tier, "split": t.split}
+        for t in tasks
     ]
     return json.dumps(entries, indent=1) + "\n"
 

@@ -7,6 +7,7 @@ what is missing. Scores come from the benchmark's own checker (the Minecraft sim
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -58,8 +59,15 @@ class Score(NamedTuple):
 Scorer = Callable[[Case, str], Score]
 
 
-def result_key(case_key: dict[str, Any], method: str, settings: dict[str, Any]) -> str:
-    blob = json.dumps({**case_key, "method": method, **settings}, sort_keys=True)
+def result_key(case: Case, method: str, settings: dict[str, Any]) -> str:
+    """What a result depends on: the task and its exact question, every setting as the run
+    resolves it (environment included), and the wording of every prompt."""
+    from rat_agent import prompts
+
+    resolved = asdict(Context(**{**settings, "method": method}))
+    question = hashlib.sha256(case.question.encode()).hexdigest()[:16]
+    blob = json.dumps({**case.key, "question": question, **resolved,
+                       "prompts": prompts.fingerprint()}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
@@ -93,13 +101,15 @@ def run(
     progress: Progress | None = None,
     seed: Path | None = None,
     cached_only: bool = False,
+    rescore: bool = False,
 ) -> list[Result]:
     """Every (case, method) result, from the cache where it is already there.
 
     `seed` is a results file written earlier (a committed one, say): its results count as
     cached, so re-running a published command on a fresh clone computes only what is new.
     `cached_only` computes nothing and returns what is there (the report of a run that is
-    still going, or was stopped).
+    still going, or was stopped). `rescore` scores every cached answer again, with the
+    scorer as it is now (after a fix to the checker, say).
     """
     from rat_agent.graph import build_graph
     from rat_agent.stats import RunStats
@@ -114,9 +124,14 @@ def run(
     for case in cases:
         for method in methods:
             settings = {**context, "method": method}
-            key = result_key(case.key, method, settings)
+            key = result_key(case, method, settings)
             if key not in cached:
                 todo.append((case, method, settings, key))
+            elif rescore and not cached[key].error:
+                checked = score(case, cached[key].answer)
+                cached[key] = dataclasses.replace(cached[key], score=checked.score,
+                                                  failed_step=checked.failed_step,
+                                                  reason=checked.reason)
     total = len(cases) * len(methods)
     done = total - len(todo)
     if cached_only:
@@ -152,7 +167,7 @@ def run(
 
     with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
         list(pool.map(one, todo))
-    keys = (result_key(c.key, m, {**context, "method": m}) for c in cases for m in methods)
+    keys = (result_key(c, m, {**context, "method": m}) for c in cases for m in methods)
     return [cached[key] for key in keys if key in cached]
 
 

@@ -19,7 +19,7 @@ from rat_agent.errors import RetrievalError
 
 MINECRAFT_VERSION = "1.20"
 # Bump when the page wording changes, so cached indexes are rebuilt.
-CORPUS_VERSION = "1"
+CORPUS_VERSION = "6"
 
 
 @dataclass(frozen=True)
@@ -145,10 +145,22 @@ _EXTRA_OBTAIN: Mapping[str, str] = {
     "elytra": "Found in item frames on End Ships in End Cities, after defeating the Ender Dragon.",
     "trident": "Sometimes dropped by a Drowned that holds one.",
     "nautilus_shell": "Sometimes dropped by a Drowned; also caught by fishing.",
-    "oak_log": "Trees are the first resource: punch a tree trunk by hand (an axe is faster).",
+    "oak_log": "Trees are the first resource: punch a tree trunk by hand to get logs.",
 }
 
 _TIERS = ("wooden", "stone", "iron", "diamond", "netherite")
+
+# Blocks a recipe or a furnace makes that also occur in the world, ready to mine. Any other
+# made block (a chest, a torch, planks) exists only once someone made and placed it: mining
+# it is not a way to obtain it from an empty inventory.
+NATURAL_MADE_BLOCKS = frozenset({
+    "stone", "deepslate", "granite", "diorite", "andesite", "clay", "snow_block", "packed_ice",
+    "blue_ice", "glowstone", "melon", "sandstone", "red_sandstone", "terracotta",
+    "coarse_dirt", "mossy_cobblestone", "magma_block", "bone_block", "dripstone_block",
+    "amethyst_block", "prismarine", "smooth_basalt",
+    *(f"{color}_terracotta" for color in ("orange", "yellow", "brown", "red", "white",
+                                          "light_gray")),
+})
 
 # Items every plan needs: listed first among an ingredient's uses.
 _ESSENTIAL_USES = (
@@ -308,6 +320,11 @@ class GameData:
                     entry.alternatives[slot].append(item)
         return list(merged.values())
 
+    def natural(self, block: str) -> bool:
+        """Whether the block occurs in the world, so mining is a way to obtain it."""
+        made = bool(self.crafted.get(block)) or block in self.smelted_from
+        return not made or block in NATURAL_MADE_BLOCKS
+
     def title(self, name: str) -> str:
         return self.titles.get(name) or name.replace("_", " ").title()
 
@@ -356,28 +373,30 @@ def _a(noun: str) -> str:
 
 
 def _tool_phrase(data: GameData, tool: str) -> str:
+    """The least tool that works, by name, better ones in parentheses: a plan that names the
+    tool to make ("a Wooden Pickaxe") is one step from making it; "any pickaxe" is not."""
     tier, _, kind = tool.rpartition("_")
-    if kind == "pickaxe" and tier in _TIERS:
-        if tier == "wooden":
-            return "any pickaxe (wooden or better)"
-        return f"{_a(data.title(tool))} or better"
+    if tier in _TIERS and kind in ("pickaxe", "axe", "shovel", "hoe", "sword"):
+        return f"{_a(data.title(tool))} (or better)"
     if tool == "shears":
-        return "Shears or a sword"
-    if tier == "wooden":
-        return f"any {kind}"
+        return "Shears (or a sword)"
     return _a(data.title(tool))
 
 
 def _ingredient(data: GameData, ids: Sequence[int]) -> str:
+    """One ingredient slot: its first option, others in parentheses ("Oak Log (or Oak
+    Wood ...)"), so a reader takes the first and the count reads as one amount."""
     names = [data.title(data.items[i]["name"]) for i in ids]
     if len(names) == 1:
         return names[0]
     last_words = {name.rsplit(" ", 1)[-1] for name in names}
     if len(names) > 3 and len(last_words) == 1:
-        return f"{last_words.pop()} of any kind (such as {names[0]})"
+        kind = last_words.pop()
+        first = next((n for n in names if n.startswith("Oak ")), names[0])
+        return f"{first} (or {kind} of any other kind)"
     if len(names) > 4:
-        return f"{', '.join(names[:3])} or another of {len(names)} kinds"
-    return _join(names)
+        return f"{names[0]} (or one of {len(names) - 1} other kinds)"
+    return f"{names[0]} (or {_join(names[1:])})"
 
 
 def _is_unpacking(data: GameData, recipe: Recipe) -> bool:
@@ -415,7 +434,8 @@ def _smelting_lines(data: GameData, name: str, secondary: bool) -> list[str]:
         if all(i.endswith("_ore") or i in recycled for i in inputs) != secondary:
             continue
         titles = [data.title(i) for i in inputs]
-        source = _join(titles[:4]) if len(titles) <= 4 else f"{_join(titles[:3])} or similar"
+        source = titles[0] if len(titles) == 1 else (
+            f"{titles[0]} (or {_join(titles[1:4])}{', or similar' if len(titles) > 4 else ''})")
         also = f" (or {_a(data.title(other))}, faster)" if other else ""
         lines.append(
             f"Smelting: smelt {source} in a Furnace{also} with fuel to get {data.title(name)}."
@@ -428,7 +448,8 @@ def _mining_lines(data: GameData, name: str) -> list[str]:
     # (how, tool) -> blocks: blocks that drop the item the same way share one line.
     groups: dict[tuple[str, str | None], list[str]] = defaultdict(list)
     for block, how in data.dropped_by.get(name, []):
-        groups[(how, data.tier_needed.get(block))].append(block)
+        if data.natural(block):  # a made block (a campfire) is no source to mine
+            groups[(how, data.tier_needed.get(block))].append(block)
     rank = {"always": 0, "crop": 0, "chance": 1, "shears": 2, "silk": 3}
     ordered = sorted(
         groups.items(), key=lambda g: (name not in g[1], rank[g[0][0]], min(map(len, g[1])))
@@ -484,6 +505,7 @@ def _mob_lines(data: GameData, name: str) -> list[str]:
 
 def _uses_lines(data: GameData, name: str) -> list[str]:
     lines = []
+
     uses = data.uses.get(name, set())
     if uses:
         priority = {item: i for i, item in enumerate(_ESSENTIAL_USES)}
@@ -510,21 +532,11 @@ def _uses_lines(data: GameData, name: str) -> list[str]:
     return lines
 
 
-def _describe(data: GameData, name: str) -> str:
+def _notes(data: GameData, name: str) -> list[str]:
+    """Facts about the item itself; no boilerplate, which would only crowd out the lines a
+    plan needs when passages are picked by similarity to a step."""
     item = data.items_name[name]
-    title = data.title(name)
-    kind = "item"
-    if name in data.foods:
-        kind = "food item"
-    elif name.rsplit("_", 1)[-1] in ("pickaxe", "axe", "shovel", "hoe", "shears"):
-        kind = "tool"
-    elif name.rsplit("_", 1)[-1] in ("sword", "bow", "crossbow", "trident"):
-        kind = "weapon"
-    elif name.rsplit("_", 1)[-1] in ("helmet", "chestplate", "leggings", "boots"):
-        kind = "piece of armor"
-    elif name in data.blocks_name:
-        kind = "block"
-    facts = [f"{title} (id: {name}) is {_a(kind)} in Minecraft Java Edition {MINECRAFT_VERSION}."]
+    facts = []
     if item.get("maxDurability"):
         facts.append(f"It has {item['maxDurability']} durability and does not stack.")
     elif item.get("stackSize", 64) != 64:
@@ -534,12 +546,12 @@ def _describe(data: GameData, name: str) -> str:
         points = food["foodPoints"]
         facts.append(f"Eating it restores {points:g} hunger point{'' if points == 1 else 's'}.")
     tool = data.tier_needed.get(name)
-    if tool:
+    if tool and data.natural(name):
         facts.append(
             f"Breaking the placed block needs {_tool_phrase(data, tool)}, "
             "otherwise it drops nothing."
         )
-    return " ".join(facts)
+    return facts
 
 
 def _page(data: GameData, name: str) -> Page | None:
@@ -559,11 +571,14 @@ def _page(data: GameData, name: str) -> Page | None:
         obtain.insert(0, f"Stripping: use an Axe on {plain} (right-click) to strip it.")
     if not obtain:
         return None
-    lines = [title, _describe(data, name), "", f"How to obtain {title}:"]
+    lines = [title, "", f"How to obtain {title}:"]
     lines += [f"- {line}" for line in obtain]
     uses = _uses_lines(data, name)
     if uses:
         lines += ["", "Uses:", *[f"- {line}" for line in uses]]
+    notes = _notes(data, name)
+    if notes:
+        lines += ["", f"About {title}:", *[f"- {line}" for line in notes]]
     return Page(id=name, title=title, text="\n".join(lines))
 
 

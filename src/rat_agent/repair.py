@@ -1,0 +1,131 @@
+"""Plan repair: what a step needs that no earlier step made becomes a new step before it.
+
+A grounded revision names what its step uses ("8 planks", "a crafting table"). Each need
+that the plan so far does not provide is inserted as a draft step ("Get 8 planks.") before
+the current one, and the loop checks it like any other step, so the prerequisites of a
+prerequisite are found too. The current step is checked again after them, with them in
+its revised past.
+
+What the plan provides is a ledger kept from the steps themselves, with no knowledge of
+any domain: an inserted step makes the need it was inserted for, and a step's counted
+needs ("8 planks") use up what it names, while uncounted ones ("a crafting table") are
+tools that stay. Names match when the words of one contain the other's ("planks" and
+"oak planks"), singular or plural.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rat_agent.state import DraftMeta, Step
+
+_NUMBER_WORDS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+}
+# Words that say nothing about which thing is meant.
+_FILLER = frozenset({
+    "a", "an", "the", "of", "any", "kind", "kinds", "some", "more", "or", "better", "and",
+    "x", "piece", "pieces", "unit", "units", "total", "each", "your", "enough", "at", "least",
+    "new", "extra", "another", "other", "similar", "such", "as",
+})
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+@dataclass(frozen=True)
+class Item:
+    """A named thing and how many of it (None: uncounted, e.g. a tool or a place)."""
+
+    words: frozenset[str]
+    count: int | None
+
+
+def _stem(word: str) -> str:
+    for cut, add in (("ies", "y"), ("ves", "f"), ("ches", "ch"), ("shes", "sh"), ("xes", "x"),
+                     ("ses", "s"), ("s", "")):
+        if word.endswith(cut) and len(word) - len(cut) >= 3 and not word.endswith("ss"):
+            return word[: len(word) - len(cut)] + add
+    return word
+
+
+def item(text: str) -> Item:
+    """"8 Planks of any kind (such as Oak Planks)" -> planks, 8."""
+    text = re.sub(r"\([^)]*\)", " ", text.lower())
+    count: int | None = None
+    words: set[str] = set()
+    for word in _WORD.findall(text):
+        if word.isdigit() or (word in _NUMBER_WORDS and not words):
+            if count is None and not words:
+                count = int(word) if word.isdigit() else _NUMBER_WORDS[word]
+            continue
+        if word not in _FILLER:
+            words.add(_stem(word))
+    if count == 1 and text.strip().startswith(("a ", "an ")):
+        count = None  # "a crafting table": a thing to have, not an amount to use up
+    return Item(frozenset(words), count)
+
+
+def _same(a: Item, b: Item) -> bool:
+    return bool(a.words and b.words) and (a.words <= b.words or b.words <= a.words)
+
+
+def ledger(steps: Sequence[Step]) -> list[tuple[Item, int]]:
+    """What the plan's checked steps have made and not yet used up, in order."""
+    stock: list[tuple[Item, int]] = []
+    for step in steps:
+        if step["status"] == "dropped":
+            continue
+        for need in step.get("needs", []):
+            wanted = item(need)
+            if wanted.count is None:
+                continue
+            left = wanted.count
+            for n, (have, count) in enumerate(stock):
+                if left and count and _same(have, wanted):
+                    take = min(count, left)
+                    stock[n] = (have, count - take)
+                    left -= take
+        if step.get("makes"):
+            made = item(step["makes"])
+            stock.append((made, made.count or 1))
+    return stock
+
+
+def missing(needs: Sequence[str], steps: Sequence[Step], waiting: Sequence[str] = ()) -> list[str]:
+    """The needs the plan so far does not provide: a tool must have been made, an amount
+    must be in stock (made by earlier steps and not used up).
+
+    `waiting` are what this step and the steps waiting on it are meant to make: needing one
+    of those is a cycle (a step that needs its own product), never a prerequisite.
+    """
+    stock = ledger(steps)
+    goals = [item(text) for text in waiting if text]
+    absent: list[str] = []
+    for need in needs:
+        wanted = item(need)
+        if not wanted.words or any(_same(wanted, goal) for goal in goals):
+            continue
+        have = sum(count for made, count in stock if _same(made, wanted))
+        made_ever = any(_same(made, wanted) for made, _ in stock)
+        if (wanted.count is None and not made_ever) or (
+                wanted.count is not None and have < wanted.count):
+            absent.append(need)
+    return absent
+
+
+# A step is checked again after its prerequisites; it may ask for more once (a sibling used
+# up what was made for it), but not forever.
+MAX_REPAIRS = 2
+
+
+def meta_at(meta: Sequence[DraftMeta], index: int) -> DraftMeta:
+    """The notes on draft step `index`; a step of the model's own draft has none."""
+    if index < len(meta):
+        return meta[index]
+    return {"makes": "", "reason": "", "repairs": 0, "original": ""}
+
+
+def inserted_count(meta: Sequence[DraftMeta]) -> int:
+    return sum(1 for m in meta if m["makes"])

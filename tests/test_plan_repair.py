@@ -1,0 +1,161 @@
+"""Plan repair and the grounded revision through the graph, with a scripted model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fakes import ListRetriever, ScriptedModel, current_step, prompt_text, wiki_docs
+from langchain_core.messages import BaseMessage
+
+from rat_agent import build_graph
+
+QUESTION = "How do I make a chest?"
+# What each step needs, as the documents would say: planks need logs, the table planks.
+RECIPES = {
+    "Craft a chest.": ("Craft 1 chest from 8 planks at a crafting table.",
+                       ["8 planks", "a crafting table"]),
+    "Get 8 planks.": ("Craft 8 planks from 2 logs.", ["2 logs"]),
+    "Get 2 logs.": ("Chop 2 logs.", []),
+    "Get a crafting table.": ("Craft 1 crafting table from 4 planks.", ["4 planks"]),
+    "Get 4 planks.": ("Craft 4 planks from 1 log.", ["1 log"]),
+    "Get 1 log.": ("Chop 1 log.", []),
+}
+
+
+def grounded_model(draft: str, *, drop: str = "", own: bool = False) -> ScriptedModel:
+    """Replies in labelled lines; a step it does not know is confirmed as it is."""
+
+    def respond(kind: str, messages: list[BaseMessage]) -> str:
+        if kind == "draft":
+            return draft
+        if kind == "query":
+            return f"about: {current_step(messages)}"
+        step = current_step(messages)
+        if step == drop:
+            return "FACT: 1a. nothing\nSTEP: DROP: the task does not need it\nNEEDS: none"
+        for draft_text, (revised, needs) in RECIPES.items():
+            if step in (draft_text, revised):
+                # a model that lists what the step makes among what it needs
+                made = draft_text.removeprefix("Get ").rstrip(".")
+                extra = [made] if own and draft_text.startswith("Get ") else []
+                return (f"FACT: 1a. Page 1 says: the fact number 1.\nSTEP: {revised}\n"
+                        f"NEEDS: {', '.join([*needs, *extra]) or 'none'}")
+        return f"FACT: 1a. Page 1 says\nSTEP: {step}\nNEEDS: none"
+
+    return ScriptedModel(respond=respond, calls=[])
+
+
+def run(model: ScriptedModel, **context: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    graph = build_graph(llm=model, retriever=ListRetriever(documents=wiki_docs(2)))
+    events: list[dict[str, Any]] = []
+    result: dict[str, Any] = {}
+    for mode, chunk in graph.stream({"question": QUESTION}, context=context,
+                                    stream_mode=["custom", "values"]):
+        if mode == "custom":
+            events.append(chunk)
+        else:
+            result = chunk
+    return result, events
+
+
+def test_prerequisites_are_inserted_checked_and_the_step_checked_again() -> None:
+    result, events = run(grounded_model("STEP 1: Craft a chest."))
+    revised = [s["revised"] for s in result["steps"]]
+    assert revised == [
+        "Chop 2 logs.", "Craft 8 planks from 2 logs.",  # for the chest's 8 planks
+        "Craft 1 crafting table from 4 planks.",  # the table uses 4 of those 8 ...
+        "Chop 2 logs.", "Craft 8 planks from 2 logs.",  # ... so the chest asks again
+        "Craft 1 chest from 8 planks at a crafting table.",
+    ]
+    statuses = [s["status"] for s in result["steps"]]
+    assert statuses == ["inserted"] * 5 + ["revised"]
+    assert result["steps"][1]["note"] == \
+        "needed by: Craft 1 chest from 8 planks at a crafting table."
+    assert result["steps"][0]["makes"] == "2 logs"
+    assert result["answer"].splitlines()[-1] == \
+        "STEP 6: Craft 1 chest from 8 planks at a crafting table."
+    inserts = [e for e in events if e["event"] == "insert"]
+    assert [e["drafts"] for e in inserts] == [
+        ["Get 8 planks.", "Get a crafting table."], ["Get 2 logs."], ["Get 8 planks."],
+        ["Get 2 logs."]]
+    assert [e["status"] for e in events if e["event"] == "step"] == statuses
+
+
+def test_an_inserted_step_is_checked_causally() -> None:
+    """Its query and revision see the task and its own draft, never the step waiting on it;
+    it looks itself up (no query call), and the waiting step is checked again after it."""
+    model = grounded_model("STEP 1: Craft a chest.")
+    run(model, query_mode="llm")
+    checked = [(kind, current_step(m), prompt_text(m)) for kind, m in model.calls
+               if kind in ("query", "revise")]
+    for _, step, text in checked:
+        assert QUESTION in text
+        if step.startswith("Get "):
+            assert "at a crafting table" not in text  # the chest, revised, waits after it
+    queried = [step for kind, step, _ in checked if kind == "query"]
+    assert queried == ["Craft a chest."] + \
+        ["Craft 1 chest from 8 planks at a crafting table."] * 2  # checked again, twice
+
+
+def test_repair_is_bounded_by_repair_steps() -> None:
+    result, events = run(grounded_model("STEP 1: Craft a chest."), repair_steps=1)
+    assert [s["status"] for s in result["steps"]] == ["inserted", "revised"]
+    assert sum(1 for e in events if e["event"] == "insert") == 1
+    off, _ = run(grounded_model("STEP 1: Craft a chest."), repair_steps=0)
+    assert [s["revised"] for s in off["steps"]] == \
+        ["Craft 1 chest from 8 planks at a crafting table."]
+
+
+def test_a_step_never_becomes_its_own_prerequisite() -> None:
+    plain, _ = run(grounded_model("STEP 1: Craft a chest."))
+    result, _ = run(grounded_model("STEP 1: Craft a chest.", own=True))
+    assert [s["revised"] for s in result["steps"]] == [s["revised"] for s in plain["steps"]]
+
+
+def test_a_dropped_step_is_marked_and_left_out_of_the_answer() -> None:
+    model = grounded_model("STEP 1: Find a way out.\nSTEP 2: Get 2 logs.", drop="Find a way out.")
+    result, events = run(model)
+    first, second = result["steps"]
+    assert first["status"] == "dropped" and first["note"] == "the task does not need it"
+    assert first["revised"] == ""
+    assert result["answer"] == "STEP 1: Chop 2 logs."
+    assert [e["status"] for e in events if e["event"] == "step"] == ["dropped", "revised"]
+
+
+def test_plain_revision_sees_the_revised_past_and_grounded_does_not() -> None:
+    model = grounded_model("STEP 1: Get 2 logs.\nSTEP 2: Get 1 log.")
+    run(model, revision="plain")
+    plain = [prompt_text(m) for kind, m in model.calls if kind == "revise"]
+    assert "Chop 2 logs." in plain[1] or "STEP 1:" in plain[1]
+    model = grounded_model("STEP 1: Get 2 logs.\nSTEP 2: Get 1 log.")
+    run(model)
+    grounded = [prompt_text(m) for kind, m in model.calls if kind == "revise"]
+    assert "Chop 2 logs." not in grounded[1]
+
+
+def test_json_replies_are_asked_for_with_the_quotable_lines() -> None:
+    seen: list[dict[str, Any]] = []
+
+    class JsonModel(ScriptedModel):
+        def _generate(self, messages: list[BaseMessage], stop: Any = None,
+                      run_manager: Any = None, **kwargs: Any) -> Any:
+            if "response_format" in kwargs:
+                seen.append(kwargs["response_format"])
+            return super()._generate(messages, stop, run_manager, **kwargs)
+
+    def respond(kind: str, messages: list[BaseMessage]) -> str:
+        if kind == "draft":
+            return "STEP 1: Get 2 logs."
+        return '{"fact": "1a. Page 1 says: the fact number 1.", "step": "Chop 2 logs.", ' \
+               '"needs": []}'
+
+    result, _ = run(JsonModel(respond=respond, calls=[]), reply_format="json")
+    assert result["steps"][0]["revised"] == "Chop 2 logs."
+    assert result["steps"][0]["fact"] == "Page 1 says: the fact number 1."
+    schema = seen[0]["json_schema"]["schema"]
+    assert schema["properties"]["fact"]["enum"][0] == "1a. Page 1 says: the fact number 1."
+    assert schema["required"] == ["fact", "step", "needs"]
+    # a model given in code gets plain text unless json is asked for
+    seen.clear()
+    run(JsonModel(respond=respond, calls=[]))
+    assert seen == []

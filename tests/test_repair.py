@@ -1,0 +1,55 @@
+"""Plan repair's ledger: what the plan so far provides, in any domain's words."""
+
+from __future__ import annotations
+
+from rat_agent.repair import item, ledger, missing
+from rat_agent.state import Step
+
+
+def step(revised: str, needs: list[str] | None = None, makes: str = "",
+         status: str = "revised") -> Step:
+    s: Step = {"draft": revised, "query": "", "sources": [], "revised": revised,
+               "status": status, "note": ""}  # type: ignore[typeddict-item]
+    if needs is not None:
+        s["needs"] = needs
+    if makes:
+        s["makes"] = makes
+    return s
+
+
+def test_items_read_counts_and_names_in_singular() -> None:
+    assert item("8 Planks of any kind (such as Oak Planks)") == item("8 plank")
+    assert item("8 planks").count == 8
+    assert item("three eggs").count == 3 and item("three eggs").words == {"egg"}
+    assert item("a crafting table").count is None  # a thing to have, not an amount
+    assert item("2 loaves of bread").words == {"loaf", "bread"}
+
+
+def test_a_tool_made_once_serves_every_later_step() -> None:
+    steps = [step("Build 1 oven.", makes="an oven")]
+    assert missing(["an oven", "500 g flour"], steps) == ["500 g flour"]
+    assert missing(["oven"], steps) == []
+
+
+def test_amounts_are_used_up_by_the_steps_that_need_them() -> None:
+    steps = [step("Buy 8 eggs.", makes="8 eggs"),
+             step("Bake a cake from 6 eggs.", needs=["6 eggs", "an oven"])]
+    assert ledger(steps)[0][1] == 2
+    assert missing(["2 eggs"], steps) == []
+    assert missing(["3 eggs"], steps) == ["3 eggs"]
+
+
+def test_names_match_when_one_contains_the_other() -> None:
+    steps = [step("Craft 8 oak planks.", makes="8 oak planks")]
+    assert missing(["8 planks"], steps) == []
+    assert missing(["4 birch planks"], steps) == ["4 birch planks"]
+
+
+def test_dropped_steps_provide_nothing() -> None:
+    steps = [step("", makes="an oven", status="dropped")]
+    assert missing(["an oven"], steps) == ["an oven"]
+
+
+def test_a_step_never_needs_its_own_product_or_a_waiting_one() -> None:
+    assert missing(["Torch", "1 stick"], [], waiting=["4 torches"]) == ["1 stick"]
+    assert missing(["a stick"], [], waiting=["", "2 sticks"]) == []
