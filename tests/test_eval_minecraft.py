@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import pytest
-
 from collections import Counter
+
+import pytest
 
 from rat_agent.eval.minecraft import (
     TASK_PROMPT,
     PlanCheck,
-    generate_tasks,
     check_plan,
+    generate_tasks,
     load_tasks,
     parse_steps,
     reference_plan,

@@ -116,6 +116,7 @@ def test_a_dropped_step_is_marked_and_left_out_of_the_answer() -> None:
     model = grounded_model("STEP 1: Find a way out.\nSTEP 2: Get 2 logs.", drop="Find a way out.")
     result, events = run(model)
     first, second = result["steps"]
+    assert second["revised"] == "Chop 2 logs."
     assert first["status"] == "dropped" and first["note"] == "the task does not need it"
     assert first["revised"] == ""
     assert result["answer"] == "STEP 1: Chop 2 logs."
