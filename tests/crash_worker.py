@@ -24,7 +24,7 @@ import time
 from collections import Counter
 from typing import Any
 
-from fakes import ListRetriever, current_step, plan_model, wiki_docs
+from fakes import ListRetriever, ScriptedModel, current_step, plan_model, wiki_docs
 from langchain_core.messages import BaseMessage
 
 from rat_agent.checkpoints import checkpointer, sqlite_saver, unfinished
@@ -36,9 +36,37 @@ DRAFT = "\n".join(f"STEP {n}: task part {n}" for n in range(1, 6))
 CHAOS_STEPS = 6
 CHAOS_DRAFT = "\n".join(f"STEP {n}: chaos part {n}" for n in range(1, CHAOS_STEPS + 1))
 CHAOS_QUESTION = "How does a run survive being killed?"
-# output="answer" adds write_answer: 1 draft + 2 calls per step + 1 answer
-CHAOS_CONTEXT: dict[str, Any] = {"max_steps": 8, "output": "answer", "k": 2}
-CHAOS_CALLS = 1 + 2 * CHAOS_STEPS + 1
+# Whole documents: the run is about checkpoints, and each worker would load the embedder.
+CHAOS_CONTEXT: dict[str, Any] = {"max_steps": 8, "output": "answer", "k": 2,
+                                 "evidence": "documents", "min_support": 0.0}
+# Plan repair runs too: part 3 needs 2 bolts, so "Get 2 bolts." is inserted before it (one
+# revision, no query) and part 3 is checked again (query and revision); part 5 is dropped.
+# 1 draft + 2 calls per step + 1 for the inserted step + 2 for the re-check + 1 answer.
+CHAOS_CALLS = 1 + 2 * CHAOS_STEPS + 1 + 2 + 1
+CHAOS_STEP_DRAFTS = ["chaos part 1", "chaos part 2", "Get 2 bolts.", "chaos part 3",
+                     "chaos part 4", "chaos part 5", "chaos part 6"]
+
+
+def chaos_model() -> ScriptedModel:
+    """Grounded replies in labelled lines, with one prerequisite and one dropped step."""
+
+    def respond(kind: str, messages: list[BaseMessage]) -> str:
+        if kind == "draft":
+            return CHAOS_DRAFT
+        if kind == "query":
+            return f"about: {current_step(messages)}"
+        if kind == "answer":
+            return "final answer"
+        step = current_step(messages)
+        if step in ("chaos part 3", "Fix chaos part 3 with 2 bolts"):
+            return "FACT: 1a. Page 1\nSTEP: Fix chaos part 3 with 2 bolts\nNEEDS: 2 bolts"
+        if step == "Get 2 bolts.":
+            return "FACT: 1a. Page 1\nSTEP: Forge 2 bolts\nNEEDS: none"
+        if step == "chaos part 5":
+            return "FACT: none\nSTEP: DROP: the task does not need it\nNEEDS: none"
+        return f"FACT: 1a. Page 1\nSTEP: FIXED {step}\nNEEDS: none"
+
+    return ScriptedModel(respond=respond, calls=[])
 CALL_DELAY_S = 0.02  # a model call takes a little time, so a kill from outside lands mid-run
 SITES = ("model", "retriever", "put", "committed", "writes", "outside")
 
@@ -69,7 +97,7 @@ def chaos(url: str, thread: str, site: str, k: int, log_path: str) -> None:
         if kind == site and seen[kind] == k:
             os.kill(os.getpid(), signal.SIGKILL)
 
-    model = plan_model(CHAOS_DRAFT)
+    model = chaos_model()
     respond = model.respond
 
     def slow(kind: str, messages: list[BaseMessage]) -> str:

@@ -1,7 +1,8 @@
 """Chaos test: runs SIGKILLed over and over at random points still finish exactly once.
 
 For SQLite and for PostgreSQL, worker processes (tests/crash_worker.py, mode "chaos") run a
-six-step RAT run on a deterministic fake model. Each worker is killed once: inside a model
+six-step RAT run on a deterministic fake model, whose plan repair inserts a step and drops
+one. Each worker is killed once: inside a model
 call, inside a retrieval, just before or after a checkpoint is written, after a node's writes
 are saved, or from outside after a random delay. The next worker resumes the same thread in a
 fresh process and may itself be killed. Once the run finishes (a new thread is started until
@@ -24,20 +25,19 @@ import pytest
 from crash_worker import (
     CHAOS_CALLS,
     CHAOS_CONTEXT,
-    CHAOS_DRAFT,
     CHAOS_QUESTION,
-    CHAOS_STEPS,
+    CHAOS_STEP_DRAFTS,
     call_key,
     chaos_graph,
+    chaos_model,
 )
-from fakes import plan_model
 
 from rat_agent.checkpoints import checkpointer, unfinished
 
 HERE = Path(__file__).parent
 SEED = 4
 KILLS = 22  # per backend; each kill is one worker process
-OUTSIDE_DELAY_S = (0.0, 0.35)  # a whole run: 14 calls of 20 ms, 27 checkpoints (~0.37 s)
+OUTSIDE_DELAY_S = (0.0, 0.45)  # a whole run: 18 calls of 20 ms, ~35 checkpoints (~0.45 s)
 PLAN = (  # (site, weight, largest K): where a worker dies, and at which occurrence
     ("model", 5, 3),
     ("outside", 4, 0),
@@ -58,7 +58,7 @@ def kill_point(rng: random.Random) -> tuple[str, int, float]:
 
 def history(saver: Any, thread: str) -> tuple[dict[str, Any], list[tuple[Any, ...]]]:
     """The final values, and every checkpoint of the thread as (step, source, next)."""
-    graph = chaos_graph(saver, plan_model(CHAOS_DRAFT))
+    graph = chaos_graph(saver, chaos_model())
     config = {"configurable": {"thread_id": thread}}
     snapshot = graph.get_state(config)
     assert not unfinished(snapshot), f"thread {thread} is unfinished: {snapshot.tasks}"
@@ -69,7 +69,7 @@ def history(saver: Any, thread: str) -> tuple[dict[str, Any], list[tuple[Any, ..
 
 def reference(url: str) -> tuple[dict[str, Any], list[tuple[Any, ...]], list[str]]:
     """An uninterrupted run on the same store: values, checkpoints, and the model calls."""
-    model = plan_model(CHAOS_DRAFT)
+    model = chaos_model()
     with checkpointer(url) as saver:
         graph = chaos_graph(saver, model)
         config = {"configurable": {"thread_id": "reference"}}
@@ -78,9 +78,9 @@ def reference(url: str) -> tuple[dict[str, Any], list[tuple[Any, ...]], list[str
         values, marks = history(saver, "reference")
     calls = [call_key(kind, messages) for kind, messages in model.calls]
     assert len(calls) == CHAOS_CALLS
-    assert [s["draft"] for s in values["steps"]] == [
-        f"chaos part {n}" for n in range(1, CHAOS_STEPS + 1)
-    ]
+    assert [s["draft"] for s in values["steps"]] == CHAOS_STEP_DRAFTS
+    assert [s["status"] for s in values["steps"]] == \
+        ["revised", "revised", "inserted", "revised", "revised", "dropped", "revised"]
     return values, marks, calls
 
 

@@ -160,3 +160,26 @@ def test_json_replies_are_asked_for_with_the_quotable_lines() -> None:
     seen.clear()
     run(JsonModel(respond=respond, calls=[]))
     assert seen == []
+
+
+def test_time_travel_to_a_step_after_a_repair() -> None:
+    """Branching before step 3 keeps the inserted steps 1-2 and re-runs from there."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from rat_agent.timetravel import fork
+
+    model = grounded_model("STEP 1: Craft a chest.")
+    graph = build_graph(checkpointer=InMemorySaver(), llm=model,
+                        retriever=ListRetriever(documents=wiki_docs(2)))
+    config: Any = {"configurable": {"thread_id": "t"}}
+    first = graph.invoke({"question": QUESTION}, config)
+    calls = len(model.calls)
+    branch = fork(graph, "t", 3, "Get 4 planks.")
+    second = graph.invoke(None, branch)
+    assert second["steps"][:2] == first["steps"][:2]
+    # the edited step needs a log the first two steps used up: repaired in the branch too
+    assert [s["draft"] for s in second["steps"][2:4]] == ["Get 1 log.", "Get 4 planks."]
+    assert second["steps"][3]["revised"] == "Craft 4 planks from 1 log."
+    assert second["steps"][-1]["revised"] == first["steps"][-1]["revised"]
+    redone = [current_step(m) for _, m in model.calls[calls:]]
+    assert "Get 2 logs." not in redone and redone[0] == "Get 4 planks."
