@@ -14,8 +14,10 @@ pytest_plugins = ["postgres"]
 @pytest.fixture(autouse=True)
 def keep_unsupported_steps(monkeypatch: pytest.MonkeyPatch) -> None:
     """The fakes' documents ("Page 1 says: the fact number 1.") are unrelated to their steps,
-    so min_support would drop every step; tests of min_support set it themselves."""
+    so min_support would drop every step; and stop_at_goal would add a call that most fakes
+    do not answer. Tests of either set it themselves."""
     monkeypatch.setenv("RAT_MIN_SUPPORT", "0")
+    monkeypatch.setenv("RAT_STOP_AT_GOAL", "0")
 
 
 @pytest.fixture

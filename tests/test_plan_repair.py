@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from fakes import ListRetriever, ScriptedModel, current_step, prompt_text, wiki_docs
 from langchain_core.messages import BaseMessage
 
@@ -38,8 +39,9 @@ def grounded_model(draft: str, *, drop: str = "", own: bool = False) -> Scripted
                 # a model that lists what the step makes among what it needs
                 made = draft_text.removeprefix("Get ").rstrip(".")
                 extra = [made] if own and draft_text.startswith("Get ") else []
-                return (f"FACT: 1a. Page 1 says: the fact number 1.\nSTEP: {revised}\n"
-                        f"NEEDS: {', '.join([*needs, *extra]) or 'none'}")
+                used = ", ".join([*needs, *extra])
+                return (f"FACT: 1a. {revised} It takes {used or 'nothing'}.\nSTEP: {revised}\n"
+                        f"NEEDS: {used or 'none'}")
         return f"FACT: 1a. Page 1 says\nSTEP: {step}\nNEEDS: none"
 
     return ScriptedModel(respond=respond, calls=[])
@@ -121,6 +123,45 @@ def test_a_dropped_step_is_marked_and_left_out_of_the_answer() -> None:
     assert first["revised"] == ""
     assert result["answer"] == "STEP 1: Chop 2 logs."
     assert [e["status"] for e in events if e["event"] == "step"] == ["dropped", "revised"]
+
+
+def test_only_needs_the_quoted_passage_names_become_steps() -> None:
+    def respond(kind: str, messages: list[BaseMessage]) -> str:
+        if kind == "draft":
+            return "STEP 1: Craft a chest."
+        if kind == "query":
+            return "chest"
+        if current_step(messages) == "Craft a chest.":
+            return ("FACT: 1a. 8 planks give 1 chest.\nSTEP: Craft 1 chest from 8 planks.\n"
+                    "NEEDS: 8 planks, a magic compass")
+        return "FACT: 1a. x\nSTEP: Chop 2 logs.\nNEEDS: none"
+
+    result, _ = run(ScriptedModel(respond=respond, calls=[]))
+    assert [s["draft"] for s in result["steps"]] == ["Get 8 planks.", "Craft a chest."]
+
+
+def test_a_plan_ends_at_the_step_that_names_the_goal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAT_STOP_AT_GOAL", "1")  # conftest turns it off for other tests
+    def respond(kind: str, messages: list[BaseMessage]) -> str:
+        if kind == "draft":
+            return ("STEP 1: Chop wood.\nSTEP 2: Put the wood in a chest.\n"
+                    "STEP 3: Craft a chest.\nSTEP 4: Open the chest.")
+        if kind == "goal":
+            return "Wooden chest"  # not named in a row by any step: nothing is dropped
+        return f"STEP: {current_step(messages)}\nNEEDS: none"
+
+    result, _ = run(ScriptedModel(respond=respond, calls=[]), query_mode="text")
+    assert [s["status"] for s in result["steps"]] == ["unchanged"] * 4
+
+    def named(kind: str, messages: list[BaseMessage]) -> str:
+        return "a chest" if kind == "goal" else respond(kind, messages)
+
+    model = ScriptedModel(respond=named, calls=[])
+    result, _ = run(model, query_mode="text")
+    assert [s["status"] for s in result["steps"]] == ["unchanged"] * 2 + ["dropped"] * 2
+    assert result["steps"][2]["note"] == "the task is done at step 2, which names 'a chest'"
+    assert result["answer"] == "STEP 1: Chop wood.\nSTEP 2: Put the wood in a chest."
+    assert [kind for kind, _ in model.calls] == ["draft", "goal", "revise", "revise"]
 
 
 def test_plain_revision_sees_the_revised_past_and_grounded_does_not() -> None:

@@ -184,6 +184,14 @@ class Context:
             "'Find a way out of survival mode' in a crafting plan (0 keeps every step; 0-1)."
         },
     )
+    stop_at_goal: bool = field(
+        default=True,
+        metadata={
+            "description": "Plans (output 'steps', methods rat and rat_noncausal): one call "
+            "names what the task asks for, and draft steps after the first one that names it "
+            "are dropped unchecked: the plan ends where the task is done."
+        },
+    )
     fact_choices: int = field(
         default=1,
         metadata={
@@ -264,7 +272,7 @@ class Context:
                 raise ConfigError(
                     f"{name} must be one of {', '.join(choices)}, got {getattr(self, name)!r}"
                 )
-        for name in ("fetch_pages", "review_draft", "memory"):
+        for name in ("fetch_pages", "review_draft", "memory", "stop_at_goal"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
         for name in ("model", "retriever", "collection", "memory_collection"):

@@ -100,10 +100,12 @@ class RatNodes:
         drafts = parsing.merge_tail([s for s in steps if parsing.is_useful(s)], ctx.max_steps)
         if not drafts:
             raise ModelError("the model returned an empty draft; try again or use another model")
+        goal, meta = self._stop_at_goal(ctx, question, drafts)
         return {
             "question": question,
             "drafts": drafts,
-            "meta": [],
+            "goal": goal,
+            "meta": meta,
             "index": 0,
             "steps": [],
             # method "cot" stops here: the draft is the answer
@@ -111,6 +113,22 @@ class RatNodes:
             "settings": asdict(ctx),
             "thoughts": [],  # a new run on a used thread starts with none
         }
+
+    def _stop_at_goal(self, ctx: Context, question: str,
+                      drafts: list[str]) -> tuple[str, list[DraftMeta]]:
+        """A plan ends where the task is done: draft steps after the first one that names
+        what the task asks for are dropped unchecked (small models go on past the goal)."""
+        if not (ctx.stop_at_goal and ctx.output == "steps"
+                and ctx.method in ("rat", "rat_noncausal")):
+            return "", []
+        goal = parsing.clean_query(self.ask(ctx, prompts.goal_messages(question)))
+        last = repair.goal_step(goal, drafts)
+        if last is None:
+            return goal, []
+        meta = [repair.meta_at([], n) for n in range(len(drafts))]
+        for n in range(last + 1, len(drafts)):
+            meta[n]["drop"] = f"the task is done at step {last + 1}, which names {goal!r}"
+        return goal, meta
 
     def review_draft(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """With review_draft on: pause with the draft steps until a person edits or accepts them.
@@ -134,9 +152,12 @@ class RatNodes:
         ctx = context_of(runtime)
         i = state["index"]
         draft = state["drafts"][i]
+        meta = repair.meta_at(state.get("meta", []), i)
+        if meta["drop"]:
+            return {"query": ""}  # dropped unchecked: nothing to look up
         # An inserted step's draft ("Get 8 planks.") already names exactly what to look up.
-        if ctx.query_mode == "text" or repair.meta_at(state.get("meta", []), i)["makes"]:
-            return {"query": draft}
+        if ctx.query_mode == "text" or meta["makes"]:
+            return {"query": parsing.head(draft)}
         # Non-causal RAT (a baseline) writes every query from the unrevised draft.
         past = state["drafts"][:i] if ctx.method == "rat_noncausal" else _revised(state["steps"])
         reply = self.ask(ctx, prompts.query_messages(state["question"], past, draft,
@@ -147,10 +168,12 @@ class RatNodes:
     def retrieve(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """R_i = top-k documents for Q_i. Failures are retried by the node's retry policy."""
         ctx = context_of(runtime)
+        if repair.meta_at(state.get("meta", []), state["index"])["drop"]:
+            return {"documents": [], "support": None, "retrieval_error": ""}
         docs = self.search(ctx, state["query"])
         thoughts_found, problem = recall(ctx, state["query"])
         draft = state["drafts"][state["index"]]
-        found = focus(ctx, [*docs, *thoughts_found], [state["query"], draft])
+        found = focus(ctx, [*docs, *thoughts_found], [state["query"], parsing.head(draft)])
         return {"documents": found.documents, "support": found.support,
                 "retrieval_error": problem}
 
@@ -206,7 +229,9 @@ class RatNodes:
         official = ctx.method == "rat_official_layout"
         grounded = ctx.revision == "grounded" and ctx.revise_scope == "step" and not official
         support = state.get("support")
-        if not documents:
+        if meta["drop"]:
+            step.update({"revised": "", "status": "dropped", "note": meta["drop"]})
+        elif not documents:
             step["note"] = step["note"] or "no documents retrieved"
         elif ctx.min_support and support is not None and support < ctx.min_support and not (
                 meta["makes"] or meta["repairs"]):  # a prerequisite is needed by definition
@@ -230,8 +255,8 @@ class RatNodes:
                 changed = parsing.normalize(found.step) != parsing.normalize(step["draft"])
                 step["status"] = "revised" if changed else "unchanged"
                 waiting = [m["makes"] for m in state.get("meta", [])[i:]]
-                absent = [] if meta["repairs"] >= repair.MAX_REPAIRS else \
-                    repair.missing(found.needs, steps, waiting)
+                absent = [] if meta["repairs"] >= repair.MAX_REPAIRS else repair.missing(
+                    repair.grounded(found.needs, found.fact), steps, waiting)
                 room = ctx.repair_steps - repair.inserted_count(state.get("meta", []))
                 if absent and room > 0:
                     return self._insert(state, runtime, step, absent[:room])
@@ -285,7 +310,7 @@ class RatNodes:
         drafts = list(state["drafts"])
         meta = [repair.meta_at(state.get("meta", []), n) for n in range(len(drafts))]
         reason = f"needed by: {step['revised']}"
-        added: list[DraftMeta] = [{"makes": need, "reason": reason, "repairs": 0, "original": ""}
+        added: list[DraftMeta] = [{**repair.meta_at([], 0), "makes": need, "reason": reason}
                                   for need in needs]
         texts = [prompts.REPAIR_DRAFT.format(need=need) for need in needs]
         current: DraftMeta = {**meta[i], "repairs": meta[i]["repairs"] + 1,

@@ -230,6 +230,14 @@ def clean_query(text: str) -> str:
     return ""
 
 
+def head(step: str) -> str:
+    """A step's statement: its first line. The lines under it ("- Look around your
+    inventory...") elaborate; as a search query or a similarity target they only blur it.
+    A step that opens a code block is kept whole."""
+    first = step.strip().split("\n", 1)[0].strip()
+    return step.strip() if not is_useful(first) or _FENCE_LINE.match(first) else first
+
+
 def is_useful(text: str) -> bool:
     """Whether a reply says anything at all (at least a few letters or digits)."""
     return sum(ch.isalnum() for ch in text) >= 3

@@ -81,6 +81,10 @@ REVISE_GROUNDED_JSON = (
     "mixer.\", \"needs\": [\"2 flour\", \"1 water\", \"a mixer\"]}"
 )
 GROUNDED_REMINDER = "Reply as instructed above, for the current step only."
+GOAL = (
+    "Name the one thing this task asks to obtain, make or achieve, in at most six words. "
+    "Reply with the name only."
+)
 REPAIR_DRAFT = "Get {need}."  # the draft of a step inserted for a prerequisite
 
 REVISE_PREFIX = (
@@ -244,6 +248,11 @@ def grounded_messages(
     tail = (f"{instruction}\n\n{_documents(documents, doc_chars)}Current step (STEP {number}, "
             f"draft):\n{step}\n\n{GROUNDED_REMINDER}")
     return [SystemMessage(SYSTEM), HumanMessage(_head(question, []) + tail)]
+
+
+def goal_messages(question: str) -> list[BaseMessage]:
+    """What the task asks for (stop_at_goal); it shares the draft's cached prefix."""
+    return [SystemMessage(SYSTEM), HumanMessage(_head(question, []) + GOAL)]
 
 
 def answer_messages(

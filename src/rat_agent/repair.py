@@ -124,7 +124,34 @@ def meta_at(meta: Sequence[DraftMeta], index: int) -> DraftMeta:
     """The notes on draft step `index`; a step of the model's own draft has none."""
     if index < len(meta):
         return meta[index]
-    return {"makes": "", "reason": "", "repairs": 0, "original": ""}
+    return {"makes": "", "reason": "", "repairs": 0, "original": "", "drop": ""}
+
+
+def _phrase(text: str) -> list[str]:
+    return [_stem(w) for w in _WORD.findall(re.sub(r"\([^)]*\)", " ", text.lower()))
+            if w not in _FILLER and not w.isdigit() and w not in _NUMBER_WORDS]
+
+
+def goal_step(goal: str, drafts: Sequence[str]) -> int | None:
+    """The first draft step that names the goal, its words in a row ("craft an iron shovel"
+    names "Iron Shovel"; "use your shovel on the iron ore" does not), if any."""
+    wanted = _phrase(goal)
+    if not wanted:
+        return None
+    for n, text in enumerate(drafts):
+        words = _phrase(text)
+        if any(words[k : k + len(wanted)] == wanted for k in range(len(words))):
+            return n
+    return None
+
+
+def grounded(needs: Sequence[str], fact: str) -> list[str]:
+    """The needs the quoted passage names (all their words): a prerequisite the passage
+    does not mention is the model's own idea, and repair builds only on the sources."""
+    if not fact:
+        return list(needs)
+    words = set(_phrase(fact))
+    return [need for need in needs if set(_phrase(need)) <= words]
 
 
 def inserted_count(meta: Sequence[DraftMeta]) -> int:

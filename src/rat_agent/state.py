@@ -44,6 +44,7 @@ class DraftMeta(TypedDict):
     reason: str  # why it was inserted
     repairs: int  # how many times prerequisites were inserted before it (at most MAX_REPAIRS)
     original: str  # its draft as first written, once repair replaced it by its revision
+    drop: str  # why it is dropped unchecked (it comes after the step that reaches the goal)
 
 
 class InputState(TypedDict):
@@ -72,6 +73,7 @@ class State(OutputState, total=False):
     settings: dict[str, Any]  # the run's context, so a resumed or replayed run uses the same
     drafts: list[str]  # the draft steps T1..Tn, tail merged to max_steps; repair inserts
     meta: list[DraftMeta]  # plan repair's notes, one per draft step (missing: a plain draft)
+    goal: str  # stop_at_goal: what the task asks for, as the model names it
     index: int  # 0-based number of the step being revised
     query: str  # Qi, for the step being revised
     documents: list[dict[str, str]]  # Ri: title, source, content, for the step being revised

@@ -19,7 +19,7 @@ from rat_agent.errors import RetrievalError
 
 MINECRAFT_VERSION = "1.20"
 # Bump when the page wording changes, so cached indexes are rebuilt.
-CORPUS_VERSION = "6"
+CORPUS_VERSION = "7"
 
 
 @dataclass(frozen=True)
@@ -439,7 +439,6 @@ def _smelting_lines(data: GameData, name: str, secondary: bool) -> list[str]:
         also = f" (or {_a(data.title(other))}, faster)" if other else ""
         lines.append(
             f"Smelting: smelt {source} in a Furnace{also} with fuel to get {data.title(name)}."
-            f" {_FUEL_HINT}"
         )
     return lines
 
@@ -545,6 +544,8 @@ def _notes(data: GameData, name: str) -> list[str]:
     if food:
         points = food["foodPoints"]
         facts.append(f"Eating it restores {points:g} hunger point{'' if points == 1 else 's'}.")
+    if data.smelted_from.get(name):  # its own line, so the recipe line stays short
+        facts.append(_FUEL_HINT)
     tool = data.tier_needed.get(name)
     if tool and data.natural(name):
         facts.append(
