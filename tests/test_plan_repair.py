@@ -224,3 +224,26 @@ def test_time_travel_to_a_step_after_a_repair() -> None:
     assert second["steps"][-1]["revised"] == first["steps"][-1]["revised"]
     redone = [current_step(m) for _, m in model.calls[calls:]]
     assert "Get 2 logs." not in redone and redone[0] == "Get 4 planks."
+
+
+def test_a_pending_sibling_is_no_loop() -> None:
+    """The torch needs coal and a stick; the coal needs a pickaxe, which needs 2 sticks of
+    its own: the stick inserted for the torch is a sibling, not a step waiting on it."""
+    recipes = {
+        "Make a torch.": ("Craft 4 torches from 1 coal and 1 stick.", ["1 coal", "1 stick"]),
+        "Get 1 coal.": ("Mine 1 coal with a pickaxe.", ["a pickaxe"]),
+        "Get a pickaxe.": ("Craft 1 pickaxe from 2 sticks.", ["2 sticks"]),
+    }
+
+    def respond(kind: str, messages: list[BaseMessage]) -> str:
+        if kind == "draft":
+            return "STEP 1: Make a torch."
+        step = current_step(messages)
+        for draft, (revised, needs) in recipes.items():
+            if step in (draft, revised):
+                return f"FACT: 1a. {revised}\nSTEP: {revised}\nNEEDS: {', '.join(needs)}"
+        return f"FACT: 1a. {step}\nSTEP: {step}\nNEEDS: none"
+
+    result, _ = run(ScriptedModel(respond=respond, calls=[]), query_mode="text")
+    assert [s["draft"] for s in result["steps"]] == [
+        "Get 2 sticks.", "Get a pickaxe.", "Get 1 coal.", "Get 1 stick.", "Make a torch."]

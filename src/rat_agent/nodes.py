@@ -254,7 +254,7 @@ class RatNodes:
                 step.update({"revised": found.step, "fact": found.fact, "needs": found.needs})
                 changed = parsing.normalize(found.step) != parsing.normalize(step["draft"])
                 step["status"] = "revised" if changed else "unchanged"
-                waiting = [m["makes"] for m in state.get("meta", [])[i:]]
+                waiting = [meta["makes"], *meta["chain"]]
                 absent = [] if meta["repairs"] >= repair.MAX_REPAIRS else repair.missing(
                     repair.grounded(found.needs, found.fact), steps, waiting)
                 room = ctx.repair_steps - repair.inserted_count(state.get("meta", []))
@@ -310,8 +310,10 @@ class RatNodes:
         drafts = list(state["drafts"])
         meta = [repair.meta_at(state.get("meta", []), n) for n in range(len(drafts))]
         reason = f"needed by: {step['revised']}"
-        added: list[DraftMeta] = [{**repair.meta_at([], 0), "makes": need, "reason": reason}
-                                  for need in needs]
+        chain = [m for m in (meta[i]["makes"], *meta[i]["chain"]) if m]
+        added: list[DraftMeta] = [
+            {**repair.meta_at([], 0), "makes": need, "reason": reason, "chain": chain}
+            for need in needs]
         texts = [prompts.REPAIR_DRAFT.format(need=need) for need in needs]
         current: DraftMeta = {**meta[i], "repairs": meta[i]["repairs"] + 1,
                               "original": meta[i]["original"] or state["drafts"][i]}

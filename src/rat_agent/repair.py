@@ -97,8 +97,9 @@ def missing(needs: Sequence[str], steps: Sequence[Step], waiting: Sequence[str] 
     """The needs the plan so far does not provide: a tool must have been made, an amount
     must be in stock (made by earlier steps and not used up).
 
-    `waiting` are what this step and the steps waiting on it are meant to make: needing one
-    of those is a cycle (a step that needs its own product), never a prerequisite.
+    `waiting` are what this step and the steps waiting on it (not its siblings) are meant
+    to make: needing one of those is a loop (a step that needs its own product), never a
+    prerequisite.
     """
     stock = ledger(steps)
     goals = [item(text) for text in waiting if text]
@@ -124,7 +125,7 @@ def meta_at(meta: Sequence[DraftMeta], index: int) -> DraftMeta:
     """The notes on draft step `index`; a step of the model's own draft has none."""
     if index < len(meta):
         return meta[index]
-    return {"makes": "", "reason": "", "repairs": 0, "original": "", "drop": ""}
+    return {"makes": "", "reason": "", "repairs": 0, "original": "", "drop": "", "chain": []}
 
 
 def _phrase(text: str) -> list[str]:

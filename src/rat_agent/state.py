@@ -45,6 +45,7 @@ class DraftMeta(TypedDict):
     repairs: int  # how many times prerequisites were inserted before it (at most MAX_REPAIRS)
     original: str  # its draft as first written, once repair replaced it by its revision
     drop: str  # why it is dropped unchecked (it comes after the step that reaches the goal)
+    chain: list[str]  # what the steps waiting on it make, nearest first: needing one is a loop
 
 
 class InputState(TypedDict):
