@@ -1,4 +1,5 @@
-"""Our RAT loop against the official code's prompt layout, side by side, on one model.
+"""Our RAT loop against the official code's prompt layout and against itself before issue
+#13 (whole documents, plain revision), side by side, on one model.
 
 Run: `.venv/bin/python benchmarks/performance.py` (defaults: the bundled local model, two
 Minecraft tasks, 4 and 8 steps). Writes benchmarks/results/performance.md.
@@ -31,7 +32,15 @@ from rat_agent.retrievers import get_retriever
 from rat_agent.stats import RunStats
 
 OUT = Path(__file__).parent / "results" / "performance.md"
-METHODS = ("rat", "rat_official_layout")
+# Each arm: a label and its context. Repair, min_support and stop_at_goal are off in every
+# arm so all loop over exactly the N given steps.
+FIXED = {"repair_steps": 0, "min_support": 0.0, "stop_at_goal": False}
+ARMS: dict[str, dict[str, Any]] = {
+    "rat": {"method": "rat", **FIXED},
+    "rat_before_13": {"method": "rat", "evidence": "documents", "revision": "plain", **FIXED},
+    "rat_official_layout": {"method": "rat_official_layout", **FIXED},
+}
+METHODS = tuple(ARMS)
 
 
 def run_once(graph: Any, question: str, drafts: list[str], context: dict[str, Any],
@@ -66,7 +75,7 @@ def main() -> None:
             drafts = parse_steps(reference_plan(goal))[:n]
             # alternate which goes first: the second run's draft may find its prefix cached
             for method in METHODS if i % 2 == 0 else METHODS[::-1]:
-                context = {"method": method, "model": args.model, "retriever": "minecraft",
+                context = {**ARMS[method], "model": args.model, "retriever": "minecraft",
                            "max_steps": n, "k": 3, "max_tokens": 512, "review_draft": True}
                 stats = run_once(graph, questions[goal], drafts, context,
                                  f"{method}-{goal}-{n}")
@@ -75,14 +84,15 @@ def main() -> None:
 
     command = ".venv/bin/python benchmarks/performance.py" + (
         "" if args.model == "local" else f" --model {args.model}")
-    text = (f"# Performance: `rat` against the official layout\n\nCommand: `{command}`  \n"
+    text = (f"# Performance: `rat` against the official layout and against `rat` before "
+            f"#13\n\nCommand: `{command}`  \n"
             f"Date: {datetime.date.today()} · model `{args.model}` · retriever `minecraft`, "
             f"k=3 · max_tokens 512 · {platform.machine()}, {len(os.sched_getaffinity(0))} "
             f"cores · start-up {startup:.1f} s (not in any run)\n\n"
             "Each run: one draft call, then the loop over exactly N given steps. Processed = "
             "prompt tokens the model computed; cached = served from the server's prefix cache. "
             "Overhead = wall - model - retrieval.\n\n"
-            + per_run(rows) + "\n\n## Official layout / rat, summed over the tasks\n\n"
+            + per_run(rows) + "\n\n## Other arm / rat, summed over the tasks\n\n"
             + ratios(rows, step_counts) + "\n")
     OUT.write_text(text)
     print(text)
@@ -102,19 +112,22 @@ def per_run(rows: list[tuple[int, str, str, dict[str, Any]]]) -> str:
 
 
 def ratios(rows: list[tuple[int, str, str, dict[str, Any]]], step_counts: list[int]) -> str:
-    lines = ["| steps | prompt tokens processed | completion tokens | wall time | rat overhead "
-             "| official overhead |", "|---|---|---|---|---|---|"]
+    lines = ["| steps | arm | prompt tokens processed | completion tokens | wall time "
+             "| rat overhead | arm overhead |", "|---|---|---|---|---|---|---|"]
     for n in step_counts:
         total = {m: {k: sum(s[k] for nn, _, mm, s in rows if nn == n and mm == m)
                      for k in ("processed_prompt_tokens", "completion_tokens", "wall_seconds",
                                "other_seconds")} for m in METHODS}
-        ours, theirs = total["rat"], total["rat_official_layout"]
-        lines.append(
-            f"| {n} | {theirs['processed_prompt_tokens'] / ours['processed_prompt_tokens']:.2f}x "
-            f"| {theirs['completion_tokens'] / ours['completion_tokens']:.2f}x "
-            f"| {theirs['wall_seconds'] / ours['wall_seconds']:.2f}x "
-            f"| {100 * ours['other_seconds'] / ours['wall_seconds']:.1f}% "
-            f"| {100 * theirs['other_seconds'] / theirs['wall_seconds']:.1f}% |")
+        ours = total["rat"]
+        for arm in METHODS[1:]:
+            theirs = total[arm]
+            lines.append(
+                f"| {n} | {arm} "
+                f"| {theirs['processed_prompt_tokens'] / ours['processed_prompt_tokens']:.2f}x "
+                f"| {theirs['completion_tokens'] / ours['completion_tokens']:.2f}x "
+                f"| {theirs['wall_seconds'] / ours['wall_seconds']:.2f}x "
+                f"| {100 * ours['other_seconds'] / ours['wall_seconds']:.1f}% "
+                f"| {100 * theirs['other_seconds'] / theirs['wall_seconds']:.1f}% |")
     return "\n".join(lines)
 
 

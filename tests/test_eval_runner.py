@@ -110,3 +110,57 @@ def test_plots_show_the_score_and_the_cost_of_each_method(tmp_path: Path) -> Non
     for file in files:
         height, width, _ = matplotlib.image.imread(file).shape
         assert width > 600 and height > 300
+
+
+def test_a_changed_question_or_prompt_is_a_new_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Results are cached under the exact question and every prompt's wording."""
+    import dataclasses
+
+    from rat_agent import prompts
+
+    model = planner()
+    graph = build_graph(llm=model, retriever=ListRetriever(documents=wiki_docs(1)))
+    context = {"model": "fake", "max_steps": 32}
+    run_minecraft(["cot"], context=context, tasks=TASKS[:1], graph=graph)
+    before = len(model.calls)
+    run_minecraft(["cot"], context=context, tasks=TASKS[:1], graph=graph)
+    assert len(model.calls) == before
+    monkeypatch.setattr(prompts, "DIRECT", prompts.DIRECT + " Be brief.")
+    run_minecraft(["cot"], context=context, tasks=TASKS[:1], graph=graph)
+    assert len(model.calls) == before + 1
+    reworded = dataclasses.replace(TASKS[0], question=TASKS[0].question + " ")
+    PLANS[reworded.question.strip()] = PLANS[TASKS[0].question]
+    run_minecraft(["cot"], context=context, tasks=[reworded], graph=graph)
+    assert len(model.calls) == before + 2
+
+
+def test_rescoring_reads_the_stored_answers_with_the_checker_as_it_is_now() -> None:
+    from rat_agent.eval import runner
+
+    model = planner()
+    graph = build_graph(llm=model, retriever=ListRetriever(documents=wiki_docs(1)))
+    context = {"model": "fake", "max_steps": 32}
+    first = run_minecraft(["cot"], context=context, tasks=TASKS, graph=graph)
+    assert [r.score for r in first] == [1.0] * 3
+    calls = len(model.calls)
+    strict = runner.Score(0.0, 1, "stricter checker")
+    report = runner.run("minecraft", [runner.minecraft_case(t) for t in TASKS], ["cot"],
+                        score=lambda case, answer: strict, context=context, graph=graph,
+                        rescore=True)
+    assert len(model.calls) == calls
+    assert [(r.score, r.reason) for r in report] == [(0.0, "stricter checker")] * 3
+    assert [r.answer for r in report] == [r.answer for r in first]
+
+
+def test_eval_flags_pick_a_stratified_split_and_any_context_field() -> None:
+    from rat_agent.cli_eval import _settings
+
+    assert _settings(["evidence=documents", "repair-steps=4", "min_support=0.5",
+                      "stop_at_goal=false"]) == {
+        "evidence": "documents", "repair_steps": 4, "min_support": 0.5, "stop_at_goal": False}
+    from rat_agent.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="context field"):
+        _settings(["nonsense=1"])
+    with pytest.raises(ConfigError, match="FIELD=VALUE"):
+        _settings(["k"])

@@ -160,7 +160,7 @@ def _settings(items: list[str]) -> dict[str, Any]:
         if not sep or name not in known:
             raise ConfigError(f"--set {item!r}: give FIELD=VALUE with a context field "
                               f"({', '.join(known)})")
-        settings[name] = convert(name, raw.strip(), type(known[name].default))
+        settings[name] = convert(name, raw.strip(), type(known[name].default), f"--set {name}")
     return settings
 
 

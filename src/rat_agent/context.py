@@ -285,15 +285,15 @@ class Context:
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
 
 
-def convert(name: str, raw: str, kind: type[Any]) -> Any:
-    """A setting written as text (environment, `rat eval --set`), as its field's type."""
+def convert(name: str, raw: str, kind: type[Any], where: str = "") -> Any:
+    """A setting written as text, as its field's type; `where` names it in errors (default:
+    the environment variable)."""
+    where = where or f"environment variable {ENV_PREFIX}{name.upper()}"
     if kind is bool:  # bool("0") is True
         if raw.strip().lower() in _TRUE | _FALSE:
             return raw.strip().lower() in _TRUE
-        raise ConfigError(f"environment variable {ENV_PREFIX}{name.upper()}={raw!r} "
-                          "is not true or false")
+        raise ConfigError(f"{where}={raw!r} is not true or false")
     try:
         return kind(raw)
     except ValueError:
-        raise ConfigError(f"environment variable {ENV_PREFIX}{name.upper()}={raw!r} "
-                          f"is not a valid {kind.__name__}") from None
+        raise ConfigError(f"{where}={raw!r} is not a valid {kind.__name__}") from None
