@@ -154,3 +154,40 @@ def test_time_travel_from_the_cli(
     assert [kind for kind, _ in fake_world.calls[calls:]] == ["query", "revise"]
     assert rat("ask", "--thread", "tt", "--edit", "x") == 2
     assert "--edit goes with --from-step" in capsys.readouterr().err
+
+
+def repairing_model() -> ScriptedModel:
+    """Step 1 needs 2 logs (inserted before it); step 2 is not needed (dropped)."""
+
+    def respond(kind: str, messages: list[BaseMessage]) -> str:
+        from fakes import current_step
+
+        if kind == "draft":
+            return "STEP 1: make planks\nSTEP 2: dance"
+        if kind == "query":
+            return current_step(messages)
+        step = current_step(messages)
+        if step in ("make planks", "Craft 8 planks from 2 logs"):
+            return "FACT: 1a. 2 logs give 8 planks\nSTEP: Craft 8 planks from 2 logs\nNEEDS: 2 logs"
+        if step == "Get 2 logs.":
+            return "FACT: 1a. logs\nSTEP: Chop 2 logs\nNEEDS: none"
+        return "FACT: none\nSTEP: DROP: dancing makes nothing\nNEEDS: none"
+
+    return ScriptedModel(respond=respond, calls=[])
+
+
+def test_ask_shows_inserted_and_dropped_steps(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    install_fakes(monkeypatch, repairing_model())
+    assert rat("ask", "How do I make planks?", "--retriever", "fake") == 0
+    out = capsys.readouterr().out
+    assert "needs Get 2 logs. (inserted before: Craft 8 planks from 2 logs)" in out
+    assert "STEP 1 Chop 2 logs (inserted: needed by: Craft 8 planks from 2 logs)" in out
+    assert "(dropped: dancing makes nothing)" in out
+    assert "STEP 1: Chop 2 logs\nSTEP 2: Craft 8 planks from 2 logs\n" in out
+    assert rat("ask", "How do I make planks?", "--retriever", "fake", "--json") == 0
+    steps = json.loads(capsys.readouterr().out)["steps"]
+    assert [s["status"] for s in steps] == ["inserted", "revised", "dropped"]
+    assert steps[0]["makes"] == "2 logs" and steps[1]["needs"] == ["2 logs"]
+    assert steps[2]["note"] == "dancing makes nothing"
