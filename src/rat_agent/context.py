@@ -15,7 +15,7 @@ MinecraftSource = Literal["offline", "wiki", "auto"]
 Method = Literal["rat", "rat_noncausal", "rat_official_layout", "cot_rag", "rag", "cot", "direct"]
 MemoryFrom = Literal["both", "steps", "answer"]
 Evidence = Literal["passages", "documents"]
-Revision = Literal["grounded", "plain"]
+Revision = Literal["auto", "grounded", "plain"]
 ReplyFormat = Literal["auto", "json", "text"]
 
 ENV_PREFIX = "RAT_"
@@ -161,13 +161,22 @@ class Context:
                                  "retrieval (evidence 'passages'; 50-8000)."},
     )
     revision: Revision = field(
-        default="grounded",
+        default="auto",
         metadata={
             "description": "'grounded': the revision first quotes the passage that decides the "
-            "step, then writes the step, then names what the step needs; 'plain': it writes "
-            "the revised step only."
+            "step, then writes the step as one action, then names what the step needs (plan "
+            "repair and min_support build on it); 'plain': it writes the revised step only, "
+            "as the paper does; 'auto': grounded when the steps are the answer (output "
+            "'steps', a plan), plain when they lead to a written answer (code, prose)."
         },
     )
+
+    def grounded(self) -> bool:
+        """Whether revisions are grounded (and plan repair and min_support apply)."""
+        if self.revision == "auto":
+            return self.output == "steps"
+        return self.revision == "grounded"
+
     reply_format: ReplyFormat = field(
         default="auto",
         metadata={
@@ -179,9 +188,10 @@ class Context:
     min_support: float = field(
         default=0.4,
         metadata={
-            "description": "A step whose best retrieved passage is less similar to it than "
-            "this (embedding cosine) is dropped: the sources say nothing about it, as for "
-            "'Find a way out of survival mode' in a crafting plan (0 keeps every step; 0-1)."
+            "description": "With grounded revisions, a step whose best retrieved passage is "
+            "less similar to it than this (embedding cosine) is dropped: the sources say "
+            "nothing about it, as for 'Find a way out of survival mode' in a crafting plan "
+            "(0 keeps every step; 0-1)."
         },
     )
     stop_at_goal: bool = field(

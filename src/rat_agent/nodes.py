@@ -227,13 +227,14 @@ class RatNodes:
         if meta["makes"]:
             step["makes"] = meta["makes"]
         official = ctx.method == "rat_official_layout"
-        grounded = ctx.revision == "grounded" and ctx.revise_scope == "step" and not official
+        grounded = ctx.grounded() and ctx.revise_scope == "step" and not official
         support = state.get("support")
         if meta["drop"]:
             step.update({"revised": "", "status": "dropped", "note": meta["drop"]})
         elif not documents:
             step["note"] = step["note"] or "no documents retrieved"
-        elif ctx.min_support and support is not None and support < ctx.min_support and not (
+        elif grounded and ctx.min_support and support is not None and \
+                support < ctx.min_support and not (
                 meta["makes"] or meta["repairs"]):  # a prerequisite is needed by definition
             step.update({"revised": "", "status": "dropped",
                          "note": f"no passage supports it (best match {support:.2f} < "
