@@ -24,9 +24,14 @@ Document = dict[str, str]
 
 PASSAGE_CHARS = 400  # a longer line is cut into sentences, then packed up to this
 MIN_WORDS = 3  # shorter lines ("Uses:", a bare title) say nothing on their own
-RANK_PENALTY = 0.05  # cosine given up per place a document is lower in the retrieval
-LINE_PENALTY = 0.01  # ... and per line further down its document, where pages put the main
-LINE_PENALTY_MAX = 0.05  # facts first; capped, so a long page's best line can still win
+# Where a passage stands is evidence too: the retriever ranks documents by exact names as
+# well as meaning, and a page puts its main facts first ("smelt raw iron" before "9 iron
+# nuggets give 1 iron ingot", which an embedding finds as close to "get iron ingots").
+# Measured on the tune split's prerequisites ("Get 3 iron ingots."): the best passage was
+# the item's main way for 81 of 114 with no penalties, 95 with these.
+RANK_PENALTY = 0.1  # cosine given up per place a document is lower in the retrieval
+LINE_PENALTY = 0.1  # ... and per line further down its document
+LINE_PENALTY_MAX = 0.5
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+(?=\S)")
 _BULLET = re.compile(r"^\s*(?:[-*\u2022+]|\d{1,3}[.)])\s+")
 _CACHE_SIZE = 4096
