@@ -4,11 +4,18 @@
     [review_draft]                 a person edits T (review_draft=true): pause, resume
     repeat for i = 1..n:
         to_query                   Qi  <- ToQuery(I, T*1..i-1, Ti)
-        retrieve                   Ri  <- RetrieveFromCorpus(Qi)
+        retrieve                   Ri  <- RetrieveFromCorpus(Qi), cut to the passages
+                                          closest to Qi and Ti (evidence)
         revise_step                T*i <- p(.|I, T*1..i-1, Ti, Ri)
         append_next                i   <- i + 1
     write_answer (output=answer)   the final response from T*1..n
     remember (memory=true)         thoughts <- p(.|I, T*, answer), kept if confident and novel
+
+Beyond the paper, for plans (output=steps): revise_step may drop Ti (its sources say
+nothing of it, or it comes after the step that reaches the goal), or find that Ti needs
+something no earlier step made; those prerequisites become draft steps before Ti (plan
+repair, bounded by repair_steps), so n grows and each of them goes through the loop, and
+Ti is checked again after them. The loop still moves strictly forward over the plan.
 
 The context's `method` turns the same graph into each of the paper's baselines: direct
 (START -> direct), cot (draft_cot -> END), rag (START -> retrieve_once -> answer_once),
