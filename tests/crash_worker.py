@@ -38,7 +38,8 @@ CHAOS_DRAFT = "\n".join(f"STEP {n}: chaos part {n}" for n in range(1, CHAOS_STEP
 CHAOS_QUESTION = "How does a run survive being killed?"
 # Whole documents: the run is about checkpoints, and each worker would load the embedder.
 CHAOS_CONTEXT: dict[str, Any] = {"max_steps": 8, "output": "answer", "k": 2,
-                                 "evidence": "documents", "min_support": 0.0}
+                                 "evidence": "documents", "min_support": 0.0,
+                                 "revision": "grounded"}
 # Plan repair runs too: part 3 needs 2 bolts, so "Get 2 bolts." is inserted before it (one
 # revision, no query) and part 3 is checked again (query and revision); part 5 is dropped.
 # 1 draft + 2 calls per step + 1 for the inserted step + 2 for the re-check + 1 answer.
@@ -59,7 +60,8 @@ def chaos_model() -> ScriptedModel:
             return "final answer"
         step = current_step(messages)
         if step in ("chaos part 3", "Fix chaos part 3 with 2 bolts"):
-            return "FACT: 1a. Page 1\nSTEP: Fix chaos part 3 with 2 bolts\nNEEDS: 2 bolts"
+            return ("FACT: 1a. Part 3 is fixed with 2 bolts.\nSTEP: Fix chaos part 3 with 2 bolts\n"
+                    "NEEDS: 2 bolts")  # repair keeps the needs its fact names
         if step == "Get 2 bolts.":
             return "FACT: 1a. Page 1\nSTEP: Forge 2 bolts\nNEEDS: none"
         if step == "chaos part 5":

@@ -224,3 +224,11 @@ def test_needs_ignore_nothing_words_duplicates_and_sentences() -> None:
     found = parse_revision('{"fact": "x", "step": "y z w", "needs": ["None", "an oven", '
                            '"An oven", "' + "x" * 120 + '"]}', 1)
     assert found.needs == ["an oven"]
+
+
+def test_a_json_revision_cut_at_max_tokens_keeps_only_finished_fields() -> None:
+    cut = parse_revision('{"fact": "1a. Chest: 8 Planks", "step": "Craft 1 ch', 1)
+    assert (cut.step, cut.fact) == ("", "Chest: 8 Planks")  # no half step: the draft stays
+    done = parse_revision(
+        '{"fact": "1a. Chest: 8 Planks", "step": "Craft 1 \\"big\\" chest", "needs": ["8 pl', 1)
+    assert (done.step, done.needs) == ('Craft 1 "big" chest', [])

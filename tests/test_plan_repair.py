@@ -247,3 +247,19 @@ def test_a_pending_sibling_is_no_loop() -> None:
     result, _ = run(ScriptedModel(respond=respond, calls=[]), query_mode="text")
     assert [s["draft"] for s in result["steps"]] == [
         "Get 2 sticks.", "Get a pickaxe.", "Get 1 coal.", "Get 1 stick.", "Make a torch."]
+
+
+def test_an_openai_compatible_model_gets_the_schema_in_its_request_body() -> None:
+    """langchain-openai would parse a `response_format` reply and raise on one cut at
+    max_tokens; in the body, the server still enforces it and the reply stays text."""
+    from langchain_openai import ChatOpenAI
+
+    from rat_agent.nodes import _schema_options
+
+    model = ChatOpenAI(model="m", api_key="not-used", base_url="http://127.0.0.1:9/v1",
+                       extra_body={"repeat_penalty": 1.1})
+    options = _schema_options(model, {"type": "object"})
+    assert options == {"extra_body": {"repeat_penalty": 1.1, "response_format": {
+        "type": "json_schema", "json_schema": {"name": "reply", "schema": {"type": "object"}}}}}
+    assert model.extra_body == {"repeat_penalty": 1.1}  # the shared model is left as it was
+    assert _schema_options(model, None) == {}

@@ -40,6 +40,20 @@ def context_of(runtime: Runtime[Context] | None) -> Context:
     return runtime.context
 
 
+def _schema_options(model: BaseChatModel, schema: dict[str, Any] | None) -> dict[str, Any]:
+    """The call options that ask the server to enforce `schema` (none without one)."""
+    if schema is None:
+        return {}
+    wanted = {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema}}
+    body = getattr(model, "extra_body", None)
+    if isinstance(body, dict):
+        # In the request body rather than as `response_format=`, which makes langchain-openai
+        # parse the reply and raise on one cut at max_tokens; parse_revision reads a cut
+        # reply and keeps the draft instead.
+        return {"extra_body": {**body, "response_format": wanted}}
+    return {"response_format": wanted}
+
+
 class RatNodes:
     """The node functions, bound to an optional model and retriever chosen in code.
 
@@ -61,12 +75,9 @@ class RatNodes:
     def ask(self, ctx: Context, messages: list[BaseMessage],
             schema: dict[str, Any] | None = None) -> str:
         """One model call; with `schema`, the server is asked to enforce that JSON."""
-        options: dict[str, Any] = {}
-        if schema is not None:
-            options["response_format"] = {
-                "type": "json_schema", "json_schema": {"name": "reply", "schema": schema}}
         try:
-            reply = self._model(ctx).invoke(messages, **options)
+            model = self._model(ctx)
+            reply = model.invoke(messages, **_schema_options(model, schema))
         except RatError:
             raise
         except Exception as exc:  # any provider's error becomes one typed, retryable error

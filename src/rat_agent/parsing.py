@@ -359,6 +359,8 @@ def parse_revision(reply: str, number: int) -> Revision:
     """
     text = clean_reply(reply)
     fields = _json_fields(text)
+    if fields is None and text.lstrip().startswith("{"):
+        fields = _cut_json(text)  # a JSON reply cut off at max_tokens
     # outside JSON, unlabelled lines are the step itself when no STEP line was written
     body = "" if fields is not None else "\n".join(
         line for line in text.splitlines() if not _FIELD.match(line))
@@ -389,6 +391,21 @@ def _json_fields(text: str) -> dict[str, object] | None:
     if not isinstance(data, dict):
         return None
     return {str(k).lower(): v for k, v in data.items()}
+
+
+_JSON_STRING = re.compile(r'"(\w+)"\s*:\s*"((?:[^"\\]|\\.)*)"')
+
+
+def _cut_json(text: str) -> dict[str, object]:
+    """The string fields a cut-off JSON reply finished; a field cut midway is lost, so the
+    draft is kept rather than half a step."""
+    fields: dict[str, object] = {}
+    for name, value in _JSON_STRING.findall(text):
+        try:
+            fields[name.lower()] = json.loads(f'"{value}"')
+        except ValueError:
+            continue
+    return fields
 
 
 def _labelled(text: str) -> dict[str, object] | None:
