@@ -82,8 +82,10 @@ def main() -> None:
                 rows.append((n, goal, method, stats))
                 print(n, goal, method, {k: round(v, 2) for k, v in stats.items()}, flush=True)
 
-    command = ".venv/bin/python benchmarks/performance.py" + (
-        "" if args.model == "local" else f" --model {args.model}")
+    given = {name: value for name, value in vars(args).items()
+             if value != parser.get_default(name)}
+    command = ".venv/bin/python benchmarks/performance.py" + "".join(
+        f" --{name} {value}" for name, value in given.items())
     text = (f"# Performance: `rat` against the official layout and against `rat` before "
             f"#13\n\nCommand: `{command}`  \n"
             f"Date: {datetime.date.today()} · model `{args.model}` · retriever `minecraft`, "

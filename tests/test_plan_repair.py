@@ -263,3 +263,35 @@ def test_an_openai_compatible_model_gets_the_schema_in_its_request_body() -> Non
         "type": "json_schema", "json_schema": {"name": "reply", "schema": {"type": "object"}}}}}
     assert model.extra_body == {"repeat_penalty": 1.1}  # the shared model is left as it was
     assert _schema_options(model, None) == {}
+
+
+def test_a_goal_draft_is_one_step_and_repair_writes_the_plan_before_it() -> None:
+    """draft="goal": no chain of thought is drafted; the steps come from the sources."""
+    chest = RECIPES["Craft a chest."]
+    base = grounded_model("unused")
+
+    def respond(kind: str, messages: list[BaseMessage]) -> str:
+        assert kind != "draft", "draft=goal asks no chain of thought"
+        if kind == "goal":
+            return "A chest."
+        if kind == "revise" and current_step(messages) == "Get A chest.":
+            return (f"FACT: 1a. {chest[0]} It takes {', '.join(chest[1])}.\nSTEP: {chest[0]}\n"
+                    f"NEEDS: {', '.join(chest[1])}")
+        return base.respond(kind, messages)
+
+    model = ScriptedModel(respond=respond, calls=[])
+    result, _ = run(model, draft="goal")
+    assert result["goal"] == "A chest"
+    assert [s["revised"] for s in result["steps"]] == [
+        "Chop 2 logs.", "Craft 8 planks from 2 logs.",
+        "Craft 1 crafting table from 4 planks.",
+        "Chop 2 logs.", "Craft 8 planks from 2 logs.",
+        "Craft 1 chest from 8 planks at a crafting table.",
+    ]
+    assert result["steps"][-1]["draft"] == "Get A chest."
+    assert "draft" not in {kind for kind, _ in model.calls} and model.calls[0][0] == "goal"
+    # a written answer (output "answer") keeps the paper's draft
+    from rat_agent.errors import ModelError
+
+    with pytest.raises(ModelError, match="draft=goal asks no chain of thought"):
+        run(ScriptedModel(respond=respond, calls=[]), draft="goal", output="answer")

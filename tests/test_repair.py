@@ -53,3 +53,24 @@ def test_dropped_steps_provide_nothing() -> None:
 def test_a_step_never_needs_its_own_product_or_a_waiting_one() -> None:
     assert missing(["Torch", "1 stick"], [], waiting=["4 torches"]) == ["1 stick"]
     assert missing(["a stick"], [], waiting=["", "2 sticks"]) == []
+
+
+def test_what_a_step_names_as_its_tool_is_kept_whatever_its_count() -> None:
+    made = [step("Build 1 oven from 10 bricks.", makes="1 oven")]
+    bake = "Bake 1 cake from 6 eggs in an oven."
+    steps = [*made, step(bake, needs=["1 oven", "6 eggs"])]
+    assert ledger(steps)[0][1] == 1  # the oven is still there after baking
+    assert missing(["1 oven"], steps, step="Bake 1 pie from 3 apples in an oven.") == []
+    # named among what the step uses, the same count is used up
+    steps = [*made, step("Bake 1 cake from 1 oven and 6 eggs.", needs=["1 oven", "6 eggs"])]
+    assert missing(["1 oven"], steps, step="Bake 1 pie from 1 oven and 3 apples.") == \
+        ["1 oven"]
+
+
+def test_a_step_that_makes_more_than_was_asked_stocks_the_rest() -> None:
+    steps = [step("Craft 4 sticks from 2 planks.", makes="2 sticks")]
+    assert ledger(steps)[0][1] == 4
+    assert missing(["2 sticks"], [*steps, step("Craft 1 torch from 2 sticks and 1 coal.",
+                                             needs=["2 sticks", "1 coal"])]) == []
+    # a step that makes something else (or says no count) stocks what was asked for
+    assert ledger([step("Chop 3 logs.", makes="2 sticks")])[0][1] == 2

@@ -17,6 +17,7 @@ MemoryFrom = Literal["both", "steps", "answer"]
 Evidence = Literal["passages", "documents"]
 Revision = Literal["auto", "grounded", "plain"]
 ReplyFormat = Literal["auto", "json", "text"]
+Draft = Literal["cot", "goal"]
 
 ENV_PREFIX = "RAT_"
 RANGES: dict[str, tuple[float, float]] = {
@@ -194,6 +195,15 @@ class Context:
             "(0 keeps every step; 0-1)."
         },
     )
+    draft: Draft = field(
+        default="cot",
+        metadata={
+            "description": "Plans (output 'steps', methods rat and rat_noncausal): 'cot' "
+            "drafts a chain of thought, as the paper does; 'goal' asks only what the task "
+            "asks for and drafts one step that gets it, so plan repair writes the steps before "
+            "it from the sources (for a model whose own drafts are mostly invented)."
+        },
+    )
     stop_at_goal: bool = field(
         default=True,
         metadata={
@@ -205,7 +215,7 @@ class Context:
     fact_choices: int = field(
         default=1,
         metadata={
-            "description": "A JSON revision quotes one of the this many passages that match "
+            "description": "A JSON revision quotes one of this many passages that match "
             "its step best (1: the best one, so the step is written from the passage the "
             "similarity ranking puts first; more lets the model choose; 1-50)."
         },
@@ -276,7 +286,7 @@ class Context:
                            ("output", Output), ("source", MinecraftSource),
                            ("method", Method), ("memory_from", MemoryFrom),
                            ("evidence", Evidence), ("revision", Revision),
-                           ("reply_format", ReplyFormat)):
+                           ("reply_format", ReplyFormat), ("draft", Draft)):
             choices = get_args(kind)
             if getattr(self, name) not in choices:
                 raise ConfigError(

@@ -106,12 +106,21 @@ class RatNodes:
         question = (state.get("question") or "").strip()
         if not question:
             raise ConfigError("the question is empty")
-        reply = self.ask(ctx, prompts.draft_messages(question, ctx.max_steps))
-        steps = parsing.drop_repeats(parsing.split_steps(reply))
-        drafts = parsing.merge_tail([s for s in steps if parsing.is_useful(s)], ctx.max_steps)
-        if not drafts:
-            raise ModelError("the model returned an empty draft; try again or use another model")
-        goal, meta = self._stop_at_goal(ctx, question, drafts)
+        if self._plans(ctx) and ctx.draft == "goal":
+            goal = self._goal(ctx, question)
+            if not goal:
+                raise ModelError("the model named no goal for the task; try again or use "
+                                 "another model")
+            drafts, meta = [prompts.REPAIR_DRAFT.format(need=goal)], []
+        else:
+            reply = self.ask(ctx, prompts.draft_messages(question, ctx.max_steps))
+            steps = parsing.drop_repeats(parsing.split_steps(reply))
+            drafts = parsing.merge_tail([s for s in steps if parsing.is_useful(s)],
+                                        ctx.max_steps)
+            if not drafts:
+                raise ModelError(
+                    "the model returned an empty draft; try again or use another model")
+            goal, meta = self._stop_at_goal(ctx, question, drafts)
         return {
             "question": question,
             "drafts": drafts,
@@ -125,14 +134,21 @@ class RatNodes:
             "thoughts": [],  # a new run on a used thread starts with none
         }
 
+    @staticmethod
+    def _plans(ctx: Context) -> bool:
+        """Whether this run writes a plan the goal settings apply to."""
+        return ctx.output == "steps" and ctx.method in ("rat", "rat_noncausal")
+
+    def _goal(self, ctx: Context, question: str) -> str:
+        return parsing.clean_query(self.ask(ctx, prompts.goal_messages(question))).rstrip(".")
+
     def _stop_at_goal(self, ctx: Context, question: str,
                       drafts: list[str]) -> tuple[str, list[DraftMeta]]:
         """A plan ends where the task is done: draft steps after the first one that names
         what the task asks for are dropped unchecked (small models go on past the goal)."""
-        if not (ctx.stop_at_goal and ctx.output == "steps"
-                and ctx.method in ("rat", "rat_noncausal")):
+        if not (ctx.stop_at_goal and self._plans(ctx)):
             return "", []
-        goal = parsing.clean_query(self.ask(ctx, prompts.goal_messages(question)))
+        goal = self._goal(ctx, question)
         last = repair.goal_step(goal, drafts)
         if last is None:
             return goal, []
@@ -268,7 +284,7 @@ class RatNodes:
                 step["status"] = "revised" if changed else "unchanged"
                 waiting = [meta["makes"], *meta["chain"]]
                 absent = [] if meta["repairs"] >= repair.MAX_REPAIRS else repair.missing(
-                    repair.grounded(found.needs, found.fact), steps, waiting)
+                    repair.grounded(found.needs, found.fact), steps, waiting, found.step)
                 room = ctx.repair_steps - repair.inserted_count(state.get("meta", []))
                 if absent and room > 0:
                     return self._insert(state, runtime, step, absent[:room])

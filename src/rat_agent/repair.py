@@ -71,6 +71,27 @@ def _same(a: Item, b: Item) -> bool:
     return bool(a.words and b.words) and (a.words <= b.words or b.words <= a.words)
 
 
+# The step template puts what a step uses after "from" and its tool or place after these
+# ("... from 3 cobblestone and 2 sticks in a crafting table", "Mine 1 iron ore with a stone
+# pickaxe"): a need named there is kept, whatever count the model gave it.
+_TOOL_MARK = re.compile(r"\b(?:with|in|at|using|inside|on)\b")
+
+
+def _tool_words(step: str) -> set[str]:
+    text = step.lower()
+    start = text.find(" from ")
+    found = _TOOL_MARK.search(text, start + 1 if start >= 0 else 0)
+    return set(_phrase(text[found.end():])) if found else set()
+
+
+def needed(need: str, step: str = "") -> Item:
+    """A need as the step uses it: its count is None when the step names it as its tool."""
+    wanted = item(need)
+    if wanted.count is not None and wanted.words and wanted.words <= _tool_words(step):
+        return Item(wanted.words, None)
+    return wanted
+
+
 def ledger(steps: Sequence[Step]) -> list[tuple[Item, int]]:
     """What the plan's checked steps have made and not yet used up, in order."""
     stock: list[tuple[Item, int]] = []
@@ -78,7 +99,7 @@ def ledger(steps: Sequence[Step]) -> list[tuple[Item, int]]:
         if step["status"] == "dropped":
             continue
         for need in step.get("needs", []):
-            wanted = item(need)
+            wanted = needed(need, step["revised"])
             if wanted.count is None:
                 continue
             left = wanted.count
@@ -89,23 +110,34 @@ def ledger(steps: Sequence[Step]) -> list[tuple[Item, int]]:
                     left -= take
         if step.get("makes"):
             made = item(step["makes"])
-            stock.append((made, made.count or 1))
+            stock.append((made, max(made.count or 1, _yield(step["revised"], made))))
     return stock
 
 
-def missing(needs: Sequence[str], steps: Sequence[Step], waiting: Sequence[str] = ()) -> list[str]:
+def _yield(step: str, made: Item) -> int:
+    """How many the step says it makes ("Craft 4 sticks from 2 planks" for "2 sticks"):
+    a recipe may give more than was asked for, and the rest serves later steps."""
+    counted = re.search(r"\b\d+\b.*", step.lower().split(" from ")[0])  # after the verb
+    product = item(counted.group(0)) if counted else Item(frozenset(), None)
+    if product.count is None or not made.words <= product.words:
+        return 0
+    return product.count
+
+
+def missing(needs: Sequence[str], steps: Sequence[Step], waiting: Sequence[str] = (),
+            step: str = "") -> list[str]:
     """The needs the plan so far does not provide: a tool must have been made, an amount
     must be in stock (made by earlier steps and not used up).
 
     `waiting` are what this step and the steps waiting on it (not its siblings) are meant
     to make: needing one of those is a loop (a step that needs its own product), never a
-    prerequisite.
+    prerequisite. `step` is the step's text, which tells its tools from what it uses up.
     """
     stock = ledger(steps)
     goals = [item(text) for text in waiting if text]
     absent: list[str] = []
     for need in needs:
-        wanted = item(need)
+        wanted = needed(need, step)
         if not wanted.words or any(_same(wanted, goal) for goal in goals):
             continue
         have = sum(count for made, count in stock if _same(made, wanted))
