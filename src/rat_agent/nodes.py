@@ -111,7 +111,8 @@ class RatNodes:
             if not goal:
                 raise ModelError("the model named no goal for the task; try again or use "
                                  "another model")
-            drafts, meta = [prompts.REPAIR_DRAFT.format(need=goal)], []
+            drafts = [prompts.REPAIR_DRAFT.format(need=goal)]
+            meta: list[DraftMeta] = []
         else:
             reply = self.ask(ctx, prompts.draft_messages(question, ctx.max_steps))
             steps = parsing.drop_repeats(parsing.split_steps(reply))
