@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import sys
@@ -24,7 +25,7 @@ import time
 from collections import Counter
 from typing import Any
 
-from fakes import ListRetriever, ScriptedModel, current_step, plan_model, wiki_docs
+from fakes import ListRetriever, ScriptedModel, current_step, plan_model, prompt_text, wiki_docs
 from langchain_core.messages import BaseMessage
 
 from rat_agent.checkpoints import checkpointer, sqlite_saver, unfinished
@@ -74,9 +75,12 @@ SITES = ("model", "retriever", "put", "committed", "writes", "outside")
 
 
 def call_key(kind: str, messages: list[BaseMessage]) -> str:
-    """What a call is about: the step for a query or revision; the prompt kind otherwise."""
+    """What a call is about: the step for a query or revision; the prompt kind otherwise.
+    A step checked again after its prerequisites asks about the same step with another
+    revised past, so a digest of the prompt tells the two calls apart."""
     step = current_step(messages) if kind in ("query", "revise") else "-"
-    return f"{kind} {step}"
+    digest = hashlib.sha256(prompt_text(messages).encode()).hexdigest()[:8]
+    return f"{kind} {step} {digest}"
 
 
 def chaos_graph(saver: Any, model: Any, retriever: ListRetriever | None = None) -> Any:

@@ -95,8 +95,11 @@ def test_an_inserted_step_is_checked_causally() -> None:
         if step.startswith("Get "):
             assert "at a crafting table" not in text  # the chest, revised, waits after it
     queried = [step for kind, step, _ in checked if kind == "query"]
-    assert queried == ["Craft a chest."] + \
-        ["Craft 1 chest from 8 planks at a crafting table."] * 2  # checked again, twice
+    # checked again, twice, looking up what it was for rather than its corrected text
+    assert queried == ["Craft a chest."] * 3
+    revised = [step for kind, step, _ in checked if kind == "revise" and "chest" in step]
+    assert revised == ["Craft a chest."] + \
+        ["Craft 1 chest from 8 planks at a crafting table."] * 2
 
 
 def test_repair_is_bounded_by_repair_steps() -> None:

@@ -74,3 +74,18 @@ def test_a_step_that_makes_more_than_was_asked_stocks_the_rest() -> None:
                                              needs=["2 sticks", "1 coal"])]) == []
     # a step that makes something else (or says no count) stocks what was asked for
     assert ledger([step("Chop 3 logs.", makes="2 sticks")])[0][1] == 2
+
+
+def test_a_recipe_for_fewer_than_needed_runs_as_many_times_as_it_takes() -> None:
+    from rat_agent.repair import scale
+
+    assert scale("Bake 1 loaf from 2 cups of flour in an oven.", ["2 cups of flour", "1 oven"],
+                 "3 loaves") == ("Bake 3 loaf from 6 cups of flour in an oven.",
+                                 ["6 cups of flour", "1 oven"])  # the oven is its tool
+    assert scale("Bake 4 rolls from 1 cup of flour.", ["1 cup of flour"], "6 rolls") == \
+        ("Bake 8 rolls from 2 cup of flour.", ["2 cup of flour"])
+    # enough already, something else, or no recipe: left as written
+    for step, makes in (("Bake 4 rolls from 1 cup of flour.", "2 rolls"),
+                        ("Bake 1 loaf from 2 cups of flour.", "3 cakes"),
+                        ("Buy 1 loaf.", "3 loaves")):
+        assert scale(step, ["x"], makes) == (step, ["x"])

@@ -179,8 +179,10 @@ class RatNodes:
         """Q_i = ToQuery(I, T*_1..i-1, T_i)."""
         ctx = context_of(runtime)
         i = state["index"]
-        draft = state["drafts"][i]
         meta = repair.meta_at(state.get("meta", []), i)
+        # A step checked again after its prerequisites looks up what it was for ("Get 2
+        # sticks."), not its corrected text, whose inputs and tools would pull in their pages.
+        draft = meta["original"] or state["drafts"][i]
         if meta["drop"]:
             return {"query": ""}  # dropped unchecked: nothing to look up
         # An inserted step's draft ("Get 8 planks.") already names exactly what to look up.
@@ -200,7 +202,8 @@ class RatNodes:
             return {"documents": [], "support": None, "retrieval_error": ""}
         docs = self.search(ctx, state["query"])
         thoughts_found, problem = recall(ctx, state["query"])
-        draft = state["drafts"][state["index"]]
+        meta = repair.meta_at(state.get("meta", []), state["index"])
+        draft = meta["original"] or state["drafts"][state["index"]]  # as in to_query
         found = focus(ctx, [*docs, *thoughts_found], [state["query"], parsing.head(draft)])
         return {"documents": found.documents, "support": found.support,
                 "retrieval_error": problem}
@@ -280,12 +283,15 @@ class RatNodes:
                 step.update({"revised": "", "status": "dropped", "note": found.drop,
                              "fact": found.fact})
             elif parsing.is_useful(found.step):
-                step.update({"revised": found.step, "fact": found.fact, "needs": found.needs})
-                changed = parsing.normalize(found.step) != parsing.normalize(step["draft"])
+                text, needs = found.step, found.needs
+                if meta["makes"]:  # a prerequisite: as many as the step after it uses
+                    text, needs = repair.scale(text, needs, meta["makes"])
+                step.update({"revised": text, "fact": found.fact, "needs": needs})
+                changed = parsing.normalize(text) != parsing.normalize(step["draft"])
                 step["status"] = "revised" if changed else "unchanged"
                 waiting = [meta["makes"], *meta["chain"]]
                 absent = [] if meta["repairs"] >= repair.MAX_REPAIRS else repair.missing(
-                    repair.grounded(found.needs, found.fact), steps, waiting, found.step)
+                    repair.grounded(needs, found.fact), steps, waiting, text)
                 room = ctx.repair_steps - repair.inserted_count(state.get("meta", []))
                 if absent and room > 0:
                     return self._insert(state, runtime, step, absent[:room])

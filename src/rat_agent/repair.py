@@ -15,6 +15,7 @@ tools that stay. Names match when the words of one contain the other's ("planks"
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -112,6 +113,35 @@ def ledger(steps: Sequence[Step]) -> list[tuple[Item, int]]:
             made = item(step["makes"])
             stock.append((made, max(made.count or 1, _yield(step["revised"], made))))
     return stock
+
+
+_RECIPE = re.compile(r"^(?P<verb>\S+) (?P<count>\d+) (?P<what>.+?) from (?P<inputs>.+?)"
+                     r"(?P<tool> (?:with|in|at|using|inside|on) .*)?$", re.I)
+
+
+def _times(text: str, factor: int) -> str:
+    return re.sub(r"\b\d+\b", lambda n: str(int(n.group()) * factor), text)
+
+
+def scale(step: str, needs: Sequence[str], makes: str) -> tuple[str, list[str]]:
+    """A step inserted for N of a thing but written from a recipe that makes M < N runs the
+    recipe ceil(N/M) times: its amounts are multiplied ("Get 6 sandstone." revised as "Craft
+    1 sandstone from 4 sand" becomes "Craft 6 sandstone from 24 sand"). The model copies a
+    recipe's amounts well; this arithmetic it gets wrong."""
+    wanted = item(makes)
+    found = _RECIPE.match(step.strip().rstrip("."))
+    if found is None or wanted.count is None:
+        return step, list(needs)
+    made = item(f"{found['count']} {found['what']}")
+    if made.count is None or not 0 < made.count < wanted.count or \
+            not wanted.words <= made.words:
+        return step, list(needs)
+    factor = math.ceil(wanted.count / made.count)
+    scaled = (f"{found['verb']} {made.count * factor} {found['what']} from "
+              f"{_times(found['inputs'], factor)}{found['tool'] or ''}.")
+    used = [_times(need, factor) if needed(need, step).count is not None else need
+            for need in needs]
+    return scaled, used
 
 
 def _yield(step: str, made: Item) -> int:
