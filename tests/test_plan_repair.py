@@ -298,3 +298,33 @@ def test_a_goal_draft_is_one_step_and_repair_writes_the_plan_before_it() -> None
 
     with pytest.raises(ModelError, match="draft=goal asks no chain of thought"):
         run(ScriptedModel(respond=respond, calls=[]), draft="goal", output="answer")
+
+
+def test_a_prerequisite_an_earlier_step_has_made_since_is_dropped_unchecked() -> None:
+    """The shed needs a hammer and a forge; making the hammer needs the forge first, so by
+    the time the shed's own "Get a forge." comes up, a forge exists."""
+    recipes = {
+        "Build a shed.": ("Build 1 shed with a hammer and a forge.", "a hammer, a forge"),
+        "Get a hammer.": ("Forge 1 hammer in a forge.", "a forge"),
+        "Get a forge.": ("Build 1 forge.", "none"),
+    }
+
+    def respond(kind: str, messages: list[BaseMessage]) -> str:
+        if kind == "draft":
+            return "STEP 1: Build a shed."
+        step = current_step(messages)
+        for draft, (revised, needs) in recipes.items():
+            if step in (draft, revised):
+                return f"FACT: 1a. {revised} It takes {needs}.\nSTEP: {revised}\nNEEDS: {needs}"
+        raise AssertionError(step)
+
+    model = ScriptedModel(respond=respond, calls=[])
+    result, _ = run(model, query_mode="text")
+    assert [(s["draft"], s["status"]) for s in result["steps"]] == [
+        ("Get a forge.", "inserted"), ("Get a hammer.", "inserted"),
+        ("Get a forge.", "dropped"), ("Build a shed.", "revised")]
+    assert result["steps"][2]["note"] == "a forge: already made by an earlier step"
+    assert result["answer"] == ("STEP 1: Build 1 forge.\nSTEP 2: Forge 1 hammer in a forge.\n"
+                                "STEP 3: Build 1 shed with a hammer and a forge.")
+    revised = [current_step(m) for kind, m in model.calls if kind == "revise"]
+    assert revised.count("Get a forge.") == 1  # the dropped one cost no call

@@ -40,6 +40,17 @@ def context_of(runtime: Runtime[Context] | None) -> Context:
     return runtime.context
 
 
+def _skipped(state: State, meta: DraftMeta) -> str:
+    """Why draft step `index` is dropped unchecked, if it is: the goal came before it, or it
+    was inserted for a need that an earlier step has met since (siblings inserted together
+    may each need a crafting table; the first one made it)."""
+    if meta["drop"]:
+        return meta["drop"]
+    if meta["makes"] and not repair.missing([meta["makes"]], state["steps"]):
+        return f"{meta['makes']}: already made by an earlier step"
+    return ""
+
+
 def _schema_options(model: BaseChatModel, schema: dict[str, Any] | None) -> dict[str, Any]:
     """The call options that ask the server to enforce `schema` (none without one)."""
     if schema is None:
@@ -183,7 +194,7 @@ class RatNodes:
         # A step checked again after its prerequisites looks up what it was for ("Get 2
         # sticks."), not its corrected text, whose inputs and tools would pull in their pages.
         draft = meta["original"] or state["drafts"][i]
-        if meta["drop"]:
+        if _skipped(state, meta):
             return {"query": ""}  # dropped unchecked: nothing to look up
         # An inserted step's draft ("Get 8 planks.") already names exactly what to look up.
         if ctx.query_mode == "text" or meta["makes"]:
@@ -198,7 +209,7 @@ class RatNodes:
     def retrieve(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """R_i = top-k documents for Q_i. Failures are retried by the node's retry policy."""
         ctx = context_of(runtime)
-        if repair.meta_at(state.get("meta", []), state["index"])["drop"]:
+        if _skipped(state, repair.meta_at(state.get("meta", []), state["index"])):
             return {"documents": [], "support": None, "retrieval_error": ""}
         docs = self.search(ctx, state["query"])
         thoughts_found, problem = recall(ctx, state["query"])
@@ -260,8 +271,8 @@ class RatNodes:
         official = ctx.method == "rat_official_layout"
         grounded = ctx.grounded() and ctx.revise_scope == "step" and not official
         support = state.get("support")
-        if meta["drop"]:
-            step.update({"revised": "", "status": "dropped", "note": meta["drop"]})
+        if skip := _skipped(state, meta):
+            step.update({"revised": "", "status": "dropped", "note": skip})
         elif not documents:
             step["note"] = step["note"] or "no documents retrieved"
         elif grounded and ctx.min_support and support is not None and \

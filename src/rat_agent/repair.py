@@ -44,7 +44,8 @@ class Item:
 
 
 def _stem(word: str) -> str:
-    for cut, add in (("ies", "y"), ("ves", "f"), ("ches", "ch"), ("shes", "sh"), ("xes", "x"),
+    for cut, add in (("ies", "y"), ("ves", "f"), ("ches", "ch"), ("shes", "sh"), ("axes", "axe"),
+                     ("xes", "x"),
                      ("ses", "s"), ("s", "")):
         if word.endswith(cut) and len(word) - len(cut) >= 3 and not word.endswith("ss"):
             return word[: len(word) - len(cut)] + add
