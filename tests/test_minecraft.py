@@ -85,6 +85,19 @@ def test_diamond_ore_needs_an_iron_pickaxe() -> None:
     assert "lowest pickaxe tier that can mine" in page("iron_pickaxe").text
 
 
+def test_an_ore_page_says_what_mining_it_drops_before_silk_touch() -> None:
+    # The ore's own page is what a step "mine iron ore" retrieves: it must say how that
+    # gets Raw Iron, not only how Silk Touch keeps the block.
+    line = next(x for x in page("iron_ore").text.splitlines() if "Mining:" in x)
+    assert line.startswith("- Mining: mine Iron Ore with a Stone Pickaxe (or better); it "
+                           "drops Raw Iron, not itself")
+    assert line.endswith("only a Silk Touch pickaxe (stone or better) makes Iron Ore drop "
+                         "itself.")
+    # another block that drops the item only with Silk Touch keeps the plain line
+    assert "Mining: only a Silk Touch tool makes Infested Stone drop itself." in \
+        page("stone").text
+
+
 def test_everyday_recipes_and_sources() -> None:
     assert "2 Oak Planks (or Planks of any other kind) gives 4 Stick" in page("stick").text
     assert "1 Coal (or Charcoal) + 1 Stick gives 4 Torch" in page("torch").text

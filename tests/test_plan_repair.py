@@ -328,3 +328,29 @@ def test_a_prerequisite_an_earlier_step_has_made_since_is_dropped_unchecked() ->
                                 "STEP 3: Build 1 shed with a hammer and a forge.")
     revised = [current_step(m) for kind, m in model.calls if kind == "revise"]
     assert revised.count("Get a forge.") == 1  # the dropped one cost no call
+
+
+def test_a_revision_that_makes_its_product_from_itself_gets_its_inputs_from_its_fact() -> None:
+    base = grounded_model("STEP 1: Get a crafting table.")
+    fact = "1a. 1 Log (or Wood, Stripped Log) gives 4 Planks."
+
+    def respond(kind: str, messages: list[BaseMessage]) -> str:
+        if kind == "inputs":
+            assert "\"1 Log (or Wood, Stripped Log) gives 4 Planks.\"" in prompt_text(messages)
+            assert "to make 4 planks?" in prompt_text(messages)
+            return "1 log (or wood, stripped log)"
+        # the product copied where the fact's input belongs, at the first check and again
+        # once the log is there
+        if kind == "revise" and current_step(messages) in ("Get 4 planks.",
+                                                            "Craft 4 planks from 1 log."):
+            return f"FACT: {fact}\nSTEP: Craft 4 planks from 4 planks.\nNEEDS: 4 planks"
+        return base.respond(kind, messages)
+
+    model = ScriptedModel(respond=respond, calls=[])
+    result, _ = run(model, draft="cot", repair_steps=6)
+    assert [s["revised"] for s in result["steps"]] == [
+        "Chop 1 log.", "Craft 4 planks from 1 log.", "Craft 1 crafting table from 4 planks."]
+    assert result["steps"][0]["makes"] == "1 log"  # the input read from the fact was made
+    assert result["steps"][1]["note"].endswith(
+        "its inputs read from its fact (it was: 'Craft 4 planks from 4 planks.')")
+    assert [kind for kind, _ in model.calls].count("inputs") == 2

@@ -89,3 +89,46 @@ def test_a_recipe_for_fewer_than_needed_runs_as_many_times_as_it_takes() -> None
                         ("Bake 1 loaf from 2 cups of flour.", "3 cakes"),
                         ("Buy 1 loaf.", "3 loaves")):
         assert scale(step, ["x"], makes) == (step, ["x"])
+
+
+def test_a_need_is_grounded_by_its_words_or_by_its_noun_named_plainly() -> None:
+    from rat_agent.repair import grounded
+
+    recipe = "Crafting Table: crafted from 4 Planks (any kind)."
+    # the model's "oak planks" are the page's planks of any kind
+    assert grounded(["4 oak planks", "a crafting table"], recipe) == \
+        ["4 oak planks", "a crafting table"]
+    # a noun the passage names with a kind of its own grounds only that kind
+    assert grounded(["an iron pickaxe"], "Diamond Ore: mined with a stone pickaxe.") == []
+    assert grounded(["an iron pickaxe"], "mined with an iron pickaxe or better") == \
+        ["an iron pickaxe"]
+    assert grounded(["1 coal"], "Furnace: any fuel, such as Coal") == ["1 coal"]
+    assert grounded(["8 eggs"], "Cake: 3 Milk + 2 Sugar") == []
+    assert grounded(["8 eggs"], "") == ["8 eggs"]  # no quote: nothing to check against
+
+
+def test_a_step_never_needs_what_it_says_it_makes() -> None:
+    from rat_agent.repair import makes_from_itself
+
+    mine = "Mine 1 iron ore from the ground with a stone pickaxe."
+    assert missing(["1 iron ore", "a stone pickaxe"], [], step=mine) == ["a stone pickaxe"]
+    # something named inside the product's name is a real input
+    assert missing(["3 stone"], [], step="Craft 6 stone slabs from 3 stone.") == ["3 stone"]
+    assert makes_from_itself("Craft 3 oak planks from 5 oak planks with a crafting table.")
+    assert makes_from_itself("Bake 2 loaves from 1 loaf and 1 egg.")
+    assert not makes_from_itself("Craft 6 stone slabs from 3 stone.")
+    assert not makes_from_itself("Smelt 1 smooth stone from 1 stone in a furnace.")
+    assert not makes_from_itself(mine)
+
+
+def test_a_self_made_recipe_takes_the_inputs_its_fact_names() -> None:
+    from rat_agent.repair import product_text, with_inputs
+
+    broken = "Craft 3 oak planks from 5 oak planks with a crafting table."
+    assert product_text(broken) == "3 oak planks"
+    assert with_inputs(broken, ["5 oak planks", "a crafting table"], [" 1 oak log"]) == \
+        ("Craft 3 oak planks from 1 oak log with a crafting table.",
+         ["1 oak log", "a crafting table"])
+    # inputs that are the product again, or none: left as it was
+    assert with_inputs(broken, ["5 oak planks"], ["2 oak planks"]) == (broken, ["5 oak planks"])
+    assert with_inputs(broken, ["5 oak planks"], []) == (broken, ["5 oak planks"])

@@ -9,8 +9,9 @@ holds all finished work.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 from langchain_core.documents import Document
@@ -288,8 +289,8 @@ class RatNodes:
                 doc_chars=doc_chars(ctx), as_json=as_json)
             quotable = prompts.facts(documents, doc_chars(ctx), best=ctx.fact_choices)
             schema = prompts.revision_schema(quotable) if as_json else None
-            found = parsing.parse_revision(self.ask(ctx, messages, schema),
-                                           len(revised_past) + 1)
+            found, why = self._revision(ctx, messages, schema, len(revised_past) + 1)
+            step["note"] = step["note"] or why
             if found.drop is not None:
                 step.update({"revised": "", "status": "dropped", "note": found.drop,
                              "fact": found.fact})
@@ -333,7 +334,7 @@ class RatNodes:
                 step["note"] = "the model's revision was empty; the draft was kept"
         if meta["makes"] and step["status"] in ("revised", "unchanged"):
             step["status"] = "inserted"
-            step["note"] = meta["reason"]
+            step["note"] = "; ".join(n for n in (meta["reason"], step["note"]) if n)
         new_steps = [*steps, step]
         runtime.stream_writer({
             "event": "step",
@@ -344,6 +345,26 @@ class RatNodes:
             "status": step["status"],
         })
         return {"steps": new_steps, "answer": parsing.format_steps(_revised(new_steps))}
+
+    def _revision(self, ctx: Context, messages: list[BaseMessage],
+                  schema: dict[str, Any] | None, number: int) -> tuple[parsing.Revision, str]:
+        """A grounded revision, and a note on it. One that makes its product from itself
+        (a small model copies the product where the input belongs) gets its inputs from its
+        fact, by one narrow question: asked to write the step again, it copies it again."""
+        found = parsing.parse_revision(self.ask(ctx, messages, schema), number)
+        if found.drop is not None or not found.fact or \
+                not repair.makes_from_itself(found.step):
+            return found, ""
+        what = repair.product_text(found.step)
+        reply = parsing.clean_reply(self.ask(ctx, prompts.inputs_messages(found.fact, what)))
+        listed = re.sub(r"\([^)]*\)", " ", reply)  # "1 Log (or Wood, ...)": one input
+        uses = [] if reply.lower().startswith("none") else listed.split(",")
+        step, needs = repair.with_inputs(found.step, found.needs, uses)
+        if step == found.step:
+            return found, f"makes its product from itself; its fact names no other input " \
+                          f"({reply[:80]!r})"
+        fixed = replace(found, step=step, needs=needs)
+        return fixed, f"its inputs read from its fact (it was: {found.step!r})"
 
     def _insert(self, state: State, runtime: Runtime[Context], step: Step,
                 needs: list[str]) -> dict[str, Any]:

@@ -148,11 +148,58 @@ def scale(step: str, needs: Sequence[str], makes: str) -> tuple[str, list[str]]:
 def _yield(step: str, made: Item) -> int:
     """How many the step says it makes ("Craft 4 sticks from 2 planks" for "2 sticks"):
     a recipe may give more than was asked for, and the rest serves later steps."""
-    counted = re.search(r"\b\d+\b.*", step.lower().split(" from ")[0])  # after the verb
-    product = item(counted.group(0)) if counted else Item(frozenset(), None)
-    if product.count is None or not made.words <= product.words:
+    makes = product(step)
+    if makes is None or makes.count is None or not made.words <= makes.words:
         return 0
-    return product.count
+    return makes.count
+
+
+def product(step: str) -> Item | None:
+    """What a step says it makes: "Mine 1 iron ore from the ground" -> iron ore, 1."""
+    counted = re.search(r"\b\d+\b.*", step.lower().split(" from ")[0])
+    made = item(counted.group(0)) if counted else None
+    return made if made and made.words else None
+
+
+def _is_product(need: Item, made: Item | None) -> bool:
+    """The need is the product itself, named at least as exactly ("5 oak planks" for oak
+    planks; not "3 stone" for a stone slab, nor "stone" for smooth stone)."""
+    return made is not None and bool(need.words) and made.words <= need.words
+
+
+def product_text(step: str) -> str:
+    """The product as the recipe step writes it ("3 oak planks"), or the step itself."""
+    found = _RECIPE.match(step.strip().rstrip("."))
+    return f"{found['count']} {found['what']}" if found else step
+
+
+def makes_from_itself(step: str) -> bool:
+    """A recipe that uses what it makes ("Craft 3 oak planks from 5 oak planks"): the model
+    wrote the step's product where the fact's input belongs. Such a step can never run,
+    and repair would take its input for a loop and insert nothing."""
+    found = _RECIPE.match(step.strip().rstrip("."))
+    made = product(step)
+    if found is None:
+        return False
+    inputs = re.split(r",|\band\b|\+", found["inputs"])
+    return any(_is_product(item(text), made) for text in inputs)
+
+
+def with_inputs(step: str, needs: Sequence[str], uses: Sequence[str]) -> tuple[str, list[str]]:
+    """A recipe that makes its product from itself, rewritten with the inputs its fact
+    names ("Craft 3 planks from 5 planks" and "1 log" -> "Craft 3 planks from 1 log");
+    the product among its needs gives way to them. Left as it is where that fails."""
+    found = _RECIPE.match(step.strip().rstrip("."))
+    uses = [u.strip().rstrip(".") for u in uses if item(u).words]
+    if found is None or not uses:
+        return step, list(needs)
+    made = product(step)
+    rewritten = (f"{found['verb']} {found['count']} {found['what']} from "
+                 f"{' and '.join(uses)}{found['tool'] or ''}.")
+    if makes_from_itself(rewritten):
+        return step, list(needs)
+    kept = [n for n in needs if not _is_product(needed(n, step), made)]
+    return rewritten, [*uses, *kept]
 
 
 def missing(needs: Sequence[str], steps: Sequence[Step], waiting: Sequence[str] = (),
@@ -166,10 +213,12 @@ def missing(needs: Sequence[str], steps: Sequence[Step], waiting: Sequence[str] 
     """
     stock = ledger(steps)
     goals = [item(text) for text in waiting if text]
+    made = product(step)
     absent: list[str] = []
     for need in needs:
         wanted = needed(need, step)
-        if not wanted.words or any(_same(wanted, goal) for goal in goals):
+        if not wanted.words or any(_same(wanted, goal) for goal in goals) or \
+                _is_product(wanted, made):  # "Mine 1 iron ore" lists the ore it mines
             continue
         have = sum(count for made, count in stock if _same(made, wanted))
         made_ever = any(_same(made, wanted) for made, _ in stock)
@@ -209,13 +258,40 @@ def goal_step(goal: str, drafts: Sequence[str]) -> int | None:
     return None
 
 
+# Words after which a noun is named plainly, with no kind of its own ("from 4 planks",
+# "needs: sticks").
+_LEAD = frozenset({"from", "with", "using", "uses", "use", "needs", "need", "requires",
+                   "require", "into", "plus"})
+_TOKEN = re.compile(r"[a-z0-9]+|[^\sa-z0-9]")
+
+
+def _plain_mentions(fact: str) -> set[str]:
+    """The nouns a passage names with no modifier of their own: "4 Planks" names planks of
+    any kind, while "a stone pickaxe" names only that one."""
+    tokens = _TOKEN.findall(fact.lower())
+    plain: set[str] = set()
+    for n, token in enumerate(tokens):
+        before = tokens[n - 1] if n else ","
+        if token[0].isalpha() and (not before[0].isalnum() or before.isdigit() or
+                                   before in _NUMBER_WORDS or before in _FILLER or
+                                   before in _LEAD):
+            plain.add(_stem(token))
+    return plain
+
+
 def grounded(needs: Sequence[str], fact: str) -> list[str]:
-    """The needs the quoted passage names (all their words): a prerequisite the passage
-    does not mention is the model's own idea, and repair builds only on the sources."""
+    """The needs the quoted passage names: all their words, or their noun named plainly
+    ("4 oak planks" is grounded by "4 Planks"). A prerequisite the passage does not
+    mention is the model's own idea, and repair builds only on the sources."""
     if not fact:
         return list(needs)
-    words = set(_phrase(fact))
-    return [need for need in needs if set(_phrase(need)) <= words]
+    words, plain = set(_phrase(fact)), _plain_mentions(fact)
+    found = []
+    for need in needs:
+        phrase = _phrase(need)
+        if phrase and (set(phrase) <= words or phrase[-1] in plain):
+            found.append(need)
+    return found
 
 
 def inserted_count(meta: Sequence[DraftMeta]) -> int:

@@ -466,7 +466,13 @@ def _mining_lines(data: GameData, name: str) -> list[str]:
                 tier, _, tool_kind = tool.rpartition("_")
                 if tier in _TIERS[1:]:
                     tool_kind += f" ({tier} or better)"
-            lines.append(f"Mining: only a Silk Touch {tool_kind} makes {titles} drop itself.")
+            silk = f"only a Silk Touch {tool_kind} makes {titles} drop itself."
+            drops = _natural_drops(data, name) if blocks == [name] else []
+            if drops:  # what mining it is for comes first: an ore's page says how to mine it
+                lines.append(f"Mining: mine {titles}{using}; it drops {_join(drops)}, not "
+                             f"itself: {silk}")
+            else:
+                lines.append(f"Mining: {silk}")
         elif how == "shears":
             lines.append(f"Mining: break {titles} with Shears or a Silk Touch tool.")
         elif how == "crop":
@@ -488,6 +494,12 @@ def _mining_lines(data: GameData, name: str) -> list[str]:
                 .replace("  ", " ")
             )
     return lines
+
+
+def _natural_drops(data: GameData, block: str) -> list[str]:
+    """What a block drops when mined without Silk Touch (Iron Ore: Raw Iron)."""
+    return sorted(data.title(item) for item, sources in data.dropped_by.items() if item != block
+                  and (block, "always") in sources)
 
 
 def _mob_lines(data: GameData, name: str) -> list[str]:
