@@ -28,7 +28,6 @@ def kind_of(messages: list[BaseMessage]) -> str:
         ("query", prompts.QUERY),
         ("revise", prompts.REVISE_STEP),
         ("revise", prompts.GROUNDED_REMINDER),  # revision="grounded", the default
-        ("inputs", prompts.INPUTS.split("}")[-1]),  # what a self-made step's fact uses
         ("prefix", prompts.REVISE_PREFIX),
         ("answer", prompts.ANSWER),
         ("direct", prompts.DIRECT),

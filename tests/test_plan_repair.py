@@ -330,16 +330,13 @@ def test_a_prerequisite_an_earlier_step_has_made_since_is_dropped_unchecked() ->
     assert revised.count("Get a forge.") == 1  # the dropped one cost no call
 
 
-def test_a_revision_that_makes_its_product_from_itself_gets_its_inputs_from_its_fact() -> None:
+def test_a_revision_that_makes_its_product_from_itself_takes_the_inputs_its_quote_counts(
+) -> None:
     base = grounded_model("STEP 1: Get a crafting table.")
     fact = "1a. 1 Log (or Wood, Stripped Log) gives 4 Planks."
 
     def respond(kind: str, messages: list[BaseMessage]) -> str:
-        if kind == "inputs":
-            assert "\"1 Log (or Wood, Stripped Log) gives 4 Planks.\"" in prompt_text(messages)
-            assert "to make 4 planks?" in prompt_text(messages)
-            return "1 log (or wood, stripped log)"
-        # the product copied where the fact's input belongs, at the first check and again
+        # the product copied where the quote's input belongs, at the first check and again
         # once the log is there
         if kind == "revise" and current_step(messages) in ("Get 4 planks.",
                                                             "Craft 4 planks from 1 log."):
@@ -350,7 +347,8 @@ def test_a_revision_that_makes_its_product_from_itself_gets_its_inputs_from_its_
     result, _ = run(model, draft="cot", repair_steps=6)
     assert [s["revised"] for s in result["steps"]] == [
         "Chop 1 log.", "Craft 4 planks from 1 log.", "Craft 1 crafting table from 4 planks."]
-    assert result["steps"][0]["makes"] == "1 log"  # the input read from the fact was made
+    assert result["steps"][0]["makes"] == "1 log"  # the input read from the quote was made
     assert result["steps"][1]["note"].endswith(
-        "its inputs read from its fact (it was: 'Craft 4 planks from 4 planks.')")
-    assert [kind for kind, _ in model.calls].count("inputs") == 2
+        "inputs read from its quote (it was: 'Craft 4 planks from 4 planks.')")
+    # one revision per check (table, planks, log, planks, table): the inputs are read by rule
+    assert [kind for kind, _ in model.calls].count("revise") == 5

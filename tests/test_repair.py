@@ -53,6 +53,11 @@ def test_dropped_steps_provide_nothing() -> None:
 def test_a_step_never_needs_its_own_product_or_a_waiting_one() -> None:
     assert missing(["Torch", "1 stick"], [], waiting=["4 torches"]) == ["1 stick"]
     assert missing(["a stick"], [], waiting=["", "2 sticks"]) == []
+    # planks for a table on the way to planks for a pickaxe: more planks, no loop; the
+    # table those planks wait for is one
+    chain = ["4 planks", "a crafting table", "3 planks"]
+    assert missing(["1 log", "a crafting table"], [], waiting=chain) == ["1 log"]
+    assert missing(["4 planks"], [], waiting=["a crafting table", "3 planks"]) == ["4 planks"]
 
 
 def test_what_a_step_names_as_its_tool_is_kept_whatever_its_count() -> None:
@@ -122,7 +127,7 @@ def test_a_step_never_needs_what_it_says_it_makes() -> None:
 
 
 def test_a_self_made_recipe_takes_the_inputs_its_fact_names() -> None:
-    from rat_agent.repair import product_text, with_inputs
+    from rat_agent.repair import counted, product_text, with_inputs
 
     broken = "Craft 3 oak planks from 5 oak planks with a crafting table."
     assert product_text(broken) == "3 oak planks"
@@ -132,3 +137,7 @@ def test_a_self_made_recipe_takes_the_inputs_its_fact_names() -> None:
     # inputs that are the product again, or none: left as it was
     assert with_inputs(broken, ["5 oak planks"], ["2 oak planks"]) == (broken, ["5 oak planks"])
     assert with_inputs(broken, ["5 oak planks"], []) == (broken, ["5 oak planks"])
+    line = "2a. Dough: 2 Flour + 1 Water (any kind), in a Mixer, gives 1 Dough."
+    assert counted(line) == ["2 flour", "1 water", "1 dough"]
+    assert with_inputs("Mix 2 dough from 2 dough.", ["2 dough"], counted(line)) == \
+        ("Mix 2 dough from 2 flour and 1 water.", ["2 flour", "1 water"])

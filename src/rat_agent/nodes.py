@@ -9,7 +9,6 @@ holds all finished work.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Sequence
 from dataclasses import asdict, replace
 from typing import Any
@@ -348,23 +347,18 @@ class RatNodes:
 
     def _revision(self, ctx: Context, messages: list[BaseMessage],
                   schema: dict[str, Any] | None, number: int) -> tuple[parsing.Revision, str]:
-        """A grounded revision, and a note on it. One that makes its product from itself
-        (a small model copies the product where the input belongs) gets its inputs from its
-        fact, by one narrow question: asked to write the step again, it copies it again."""
+        """A grounded revision, and a note on it. One that makes its product from itself (a
+        small model copies the product where the input belongs) takes its inputs from the
+        counted things its quote names: asked to write the step again, or what the quote
+        uses, the 1.5B model copies the step again or answers "None"."""
         found = parsing.parse_revision(self.ask(ctx, messages, schema), number)
-        if found.drop is not None or not found.fact or \
-                not repair.makes_from_itself(found.step):
+        if found.drop is not None or not repair.makes_from_itself(found.step):
             return found, ""
-        what = repair.product_text(found.step)
-        reply = parsing.clean_reply(self.ask(ctx, prompts.inputs_messages(found.fact, what)))
-        listed = re.sub(r"\([^)]*\)", " ", reply)  # "1 Log (or Wood, ...)": one input
-        uses = [] if reply.lower().startswith("none") else listed.split(",")
-        step, needs = repair.with_inputs(found.step, found.needs, uses)
+        step, needs = repair.with_inputs(found.step, found.needs, repair.counted(found.fact))
         if step == found.step:
-            return found, f"makes its product from itself; its fact names no other input " \
-                          f"({reply[:80]!r})"
-        fixed = replace(found, step=step, needs=needs)
-        return fixed, f"its inputs read from its fact (it was: {found.step!r})"
+            return found, "makes its product from itself; its quote names no other input"
+        return replace(found, step=step, needs=needs), \
+            f"inputs read from its quote (it was: {found.step!r})"
 
     def _insert(self, state: State, runtime: Runtime[Context], step: Step,
                 needs: list[str]) -> dict[str, Any]:

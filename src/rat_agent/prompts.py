@@ -81,13 +81,6 @@ REVISE_GROUNDED_JSON = (
     "mixer.\", \"needs\": [\"2 flour\", \"1 water\", \"a mixer\"]}"
 )
 GROUNDED_REMINDER = "Reply as instructed above, for the current step only."
-# A revision that uses what it makes ("Craft 3 planks from 5 planks") copied the product
-# where the input belongs; one narrow question reads the input from its quoted fact.
-INPUTS = (
-    "The line: \"{fact}\"\n\nWhat does this line say is used to make {what}? Reply with "
-    "each thing it uses and its number, as the line gives them, separated by commas; or "
-    "none."
-)
 GOAL = (
     "Name the one thing this task asks to obtain, make or achieve, in at most six words. "
     "Reply with the name only."
@@ -183,11 +176,6 @@ def facts(documents: Sequence[dict[str, str]], doc_chars: int, best: int = 0) ->
     if best:
         ranked = sorted(ranked)[:best]
     return list(dict.fromkeys(line for _, line in ranked))
-
-
-def inputs_messages(fact: str, what: str) -> list[BaseMessage]:
-    """The fact is data quoted from the documents; the question is about it alone."""
-    return [SystemMessage(SYSTEM), HumanMessage(INPUTS.format(fact=_defuse(fact), what=what))]
 
 
 def revision_schema(quotable: Sequence[str]) -> dict[str, Any]:

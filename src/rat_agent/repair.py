@@ -33,6 +33,7 @@ _FILLER = frozenset({
     "new", "extra", "another", "other", "similar", "such", "as",
 })
 _WORD = re.compile(r"[a-z0-9]+")
+_TOKEN = re.compile(r"[a-z0-9]+|[^\sa-z0-9]")  # words and punctuation
 
 
 @dataclass(frozen=True)
@@ -190,10 +191,11 @@ def with_inputs(step: str, needs: Sequence[str], uses: Sequence[str]) -> tuple[s
     names ("Craft 3 planks from 5 planks" and "1 log" -> "Craft 3 planks from 1 log");
     the product among its needs gives way to them. Left as it is where that fails."""
     found = _RECIPE.match(step.strip().rstrip("."))
-    uses = [u.strip().rstrip(".") for u in uses if item(u).words]
+    made = product(step)
+    uses = [u.strip().rstrip(".") for u in uses
+            if item(u).words and not _is_product(item(u), made)]
     if found is None or not uses:
         return step, list(needs)
-    made = product(step)
     rewritten = (f"{found['verb']} {found['count']} {found['what']} from "
                  f"{' and '.join(uses)}{found['tool'] or ''}.")
     if makes_from_itself(rewritten):
@@ -202,23 +204,53 @@ def with_inputs(step: str, needs: Sequence[str], uses: Sequence[str]) -> tuple[s
     return rewritten, [*uses, *kept]
 
 
+# Words that end a counted name in a recipe line ("2 Flour + 1 Water, in a Mixer, gives").
+_NAME_END = frozenset({"gives", "give", "makes", "make", "yields", "and", "or", "with", "in",
+                       "into", "to", "for", "from", "at", "on", "by", "per", "each"})
+
+
+def counted(fact: str) -> list[str]:
+    """The counted things a line names ("2 Flour + 1 Water, in a Mixer, gives 1 Dough" ->
+    2 flour, 1 water, 1 dough): what a recipe line uses and makes, in any domain's words.
+    Read by rule, not asked of the model: asked, the 1.5B model lists the product too, or
+    "None"."""
+    tokens = _TOKEN.findall(re.sub(r"\([^)]*\)", " ", fact.lower()))
+    found: list[str] = []
+    for n, token in enumerate(tokens):
+        if not token.isdigit():
+            continue
+        words = []
+        for word in tokens[n + 1 : n + 5]:
+            if not word[0].isalpha() or word in _NAME_END:
+                break
+            words.append(word)
+        if words:
+            found.append(f"{token} {' '.join(words)}")
+    return found
+
+
 def missing(needs: Sequence[str], steps: Sequence[Step], waiting: Sequence[str] = (),
             step: str = "") -> list[str]:
     """The needs the plan so far does not provide: a tool must have been made, an amount
     must be in stock (made by earlier steps and not used up).
 
-    `waiting` are what this step and the steps waiting on it (not its siblings) are meant
-    to make: needing one of those is a loop (a step that needs its own product), never a
-    prerequisite. `step` is the step's text, which tells its tools from what it uses up.
+    `waiting` is what this step is meant to make, then what the steps waiting on it (not
+    its siblings) are: needing its own product is a loop, and so is needing a tool one of
+    them makes (the planks for a crafting table cannot need that table). An amount of what
+    a waiting step makes is no loop: 4 planks for the table, on the way to 3 planks for a
+    pickaxe, are made by a recipe run once more. `step` is the step's text, which tells its
+    tools from what it uses up, and names its product, which it never needs.
     """
     stock = ledger(steps)
-    goals = [item(text) for text in waiting if text]
-    made = product(step)
+    own = [item(text) for text in waiting[:1] if text]
+    chain = [item(text) for text in waiting[1:] if text]
+    makes = product(step)
     absent: list[str] = []
     for need in needs:
         wanted = needed(need, step)
-        if not wanted.words or any(_same(wanted, goal) for goal in goals) or \
-                _is_product(wanted, made):  # "Mine 1 iron ore" lists the ore it mines
+        if not wanted.words or any(_same(wanted, goal) for goal in own) or \
+                (wanted.count is None and any(_same(wanted, goal) for goal in chain)) or \
+                _is_product(wanted, makes):  # "Mine 1 iron ore" lists the ore it mines
             continue
         have = sum(count for made, count in stock if _same(made, wanted))
         made_ever = any(_same(made, wanted) for made, _ in stock)
@@ -262,7 +294,6 @@ def goal_step(goal: str, drafts: Sequence[str]) -> int | None:
 # "needs: sticks").
 _LEAD = frozenset({"from", "with", "using", "uses", "use", "needs", "need", "requires",
                    "require", "into", "plus"})
-_TOKEN = re.compile(r"[a-z0-9]+|[^\sa-z0-9]")
 
 
 def _plain_mentions(fact: str) -> set[str]:
