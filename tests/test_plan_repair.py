@@ -349,6 +349,6 @@ def test_a_revision_that_makes_its_product_from_itself_takes_the_inputs_its_quot
         "Chop 1 log.", "Craft 4 planks from 1 log.", "Craft 1 crafting table from 4 planks."]
     assert result["steps"][0]["makes"] == "1 log"  # the input read from the quote was made
     assert result["steps"][1]["note"].endswith(
-        "inputs read from its quote (it was: 'Craft 4 planks from 4 planks.')")
+        "made its product from itself (it was: 'Craft 4 planks from 4 planks.')")
     # one revision per check (table, planks, log, planks, table): the inputs are read by rule
     assert [kind for kind, _ in model.calls].count("revise") == 5

@@ -141,3 +141,13 @@ def test_a_self_made_recipe_takes_the_inputs_its_fact_names() -> None:
     assert counted(line) == ["2 flour", "1 water", "1 dough"]
     assert with_inputs("Mix 2 dough from 2 dough.", ["2 dough"], counted(line)) == \
         ("Mix 2 dough from 2 flour and 1 water.", ["2 flour", "1 water"])
+
+
+def test_a_self_made_recipe_inserted_for_something_else_makes_that() -> None:
+    from rat_agent.repair import with_product
+
+    assert with_product("Craft 6 sand from 24 sand.", ["24 sand"], "6 sandstone") == \
+        ("Craft 6 sandstone from 24 sand.", ["24 sand"])
+    broken = "Craft 3 oak planks from 5 oak planks."
+    assert with_product(broken, ["5 oak planks"], "3 oak planks") == (broken, ["5 oak planks"])
+    assert with_product(broken, ["5 oak planks"], "") == (broken, ["5 oak planks"])

@@ -288,7 +288,8 @@ class RatNodes:
                 doc_chars=doc_chars(ctx), as_json=as_json)
             quotable = prompts.facts(documents, doc_chars(ctx), best=ctx.fact_choices)
             schema = prompts.revision_schema(quotable) if as_json else None
-            found, why = self._revision(ctx, messages, schema, len(revised_past) + 1)
+            found, why = self._revision(ctx, messages, schema, len(revised_past) + 1,
+                                        meta["makes"])
             step["note"] = step["note"] or why
             if found.drop is not None:
                 step.update({"revised": "", "status": "dropped", "note": found.drop,
@@ -346,19 +347,27 @@ class RatNodes:
         return {"steps": new_steps, "answer": parsing.format_steps(_revised(new_steps))}
 
     def _revision(self, ctx: Context, messages: list[BaseMessage],
-                  schema: dict[str, Any] | None, number: int) -> tuple[parsing.Revision, str]:
-        """A grounded revision, and a note on it. One that makes its product from itself (a
-        small model copies the product where the input belongs) takes its inputs from the
-        counted things its quote names: asked to write the step again, or what the quote
-        uses, the 1.5B model copies the step again or answers "None"."""
+                  schema: dict[str, Any] | None, number: int,
+                  makes: str) -> tuple[parsing.Revision, str]:
+        """A grounded revision, and a note on it.
+
+        One that makes its product from itself (a small model copies the product where the
+        input belongs: "Craft 6 sand from 24 sand" for 6 sandstone) is mended by rule: a
+        step inserted to make something else makes that; otherwise it takes the counted
+        inputs its quote names. Asked to write the step again, or what the quote uses, the
+        1.5B model copied the step again or answered "None".
+        """
         found = parsing.parse_revision(self.ask(ctx, messages, schema), number)
         if found.drop is not None or not repair.makes_from_itself(found.step):
             return found, ""
-        step, needs = repair.with_inputs(found.step, found.needs, repair.counted(found.fact))
+        step, needs = repair.with_product(found.step, found.needs, makes)
+        if step == found.step:
+            step, needs = repair.with_inputs(found.step, found.needs,
+                                             repair.counted(found.fact))
         if step == found.step:
             return found, "makes its product from itself; its quote names no other input"
         return replace(found, step=step, needs=needs), \
-            f"inputs read from its quote (it was: {found.step!r})"
+            f"made its product from itself (it was: {found.step!r})"
 
     def _insert(self, state: State, runtime: Runtime[Context], step: Step,
                 needs: list[str]) -> dict[str, Any]:

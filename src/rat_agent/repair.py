@@ -204,6 +204,20 @@ def with_inputs(step: str, needs: Sequence[str], uses: Sequence[str]) -> tuple[s
     return rewritten, [*uses, *kept]
 
 
+def with_product(step: str, needs: Sequence[str], makes: str) -> tuple[str, list[str]]:
+    """A self-made recipe inserted to make something else makes that ("Craft 6 sand from
+    24 sand", inserted for 6 sandstone -> "Craft 6 sandstone from 24 sand"); left as it is
+    when it already names what it was inserted for, or still uses its product."""
+    found = _RECIPE.match(step.strip().rstrip("."))
+    wanted, made = item(makes), product(step)
+    if found is None or not wanted.words or made is None or _same(wanted, made):
+        return step, list(needs)
+    rewritten = f"{found['verb']} {makes} from {found['inputs']}{found['tool'] or ''}."
+    if makes_from_itself(rewritten):
+        return step, list(needs)
+    return rewritten, list(needs)
+
+
 # Words that end a counted name in a recipe line ("2 Flour + 1 Water, in a Mixer, gives").
 _NAME_END = frozenset({"gives", "give", "makes", "make", "yields", "and", "or", "with", "in",
                        "into", "to", "for", "from", "at", "on", "by", "per", "each"})
