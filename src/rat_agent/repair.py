@@ -121,6 +121,10 @@ _RECIPE = re.compile(r"^(?P<verb>\S+) (?P<count>\d+) (?P<what>.+?) from (?P<inpu
                      r"(?P<tool> (?:with|in|at|using|inside|on) .*)?$", re.I)
 
 
+def _recipe(step: str) -> re.Match[str] | None:
+    return _RECIPE.match(step.strip().rstrip("."))
+
+
 def _times(text: str, factor: int) -> str:
     return re.sub(r"\b\d+\b", lambda n: str(int(n.group()) * factor), text)
 
@@ -131,7 +135,7 @@ def scale(step: str, needs: Sequence[str], makes: str) -> tuple[str, list[str]]:
     1 sandstone from 4 sand" becomes "Craft 6 sandstone from 24 sand"). The model copies a
     recipe's amounts well; this arithmetic it gets wrong."""
     wanted = item(makes)
-    found = _RECIPE.match(step.strip().rstrip("."))
+    found = _recipe(step)
     if found is None or wanted.count is None:
         return step, list(needs)
     made = item(f"{found['count']} {found['what']}")
@@ -168,17 +172,11 @@ def _is_product(need: Item, made: Item | None) -> bool:
     return made is not None and bool(need.words) and made.words <= need.words
 
 
-def product_text(step: str) -> str:
-    """The product as the recipe step writes it ("3 oak planks"), or the step itself."""
-    found = _RECIPE.match(step.strip().rstrip("."))
-    return f"{found['count']} {found['what']}" if found else step
-
-
 def makes_from_itself(step: str) -> bool:
     """A recipe that uses what it makes ("Craft 3 oak planks from 5 oak planks"): the model
     wrote the step's product where the fact's input belongs. Such a step can never run,
     and repair would take its input for a loop and insert nothing."""
-    found = _RECIPE.match(step.strip().rstrip("."))
+    found = _recipe(step)
     made = product(step)
     if found is None:
         return False
@@ -190,7 +188,7 @@ def with_inputs(step: str, needs: Sequence[str], uses: Sequence[str]) -> tuple[s
     """A recipe that makes its product from itself, rewritten with the inputs its fact
     names ("Craft 3 planks from 5 planks" and "1 log" -> "Craft 3 planks from 1 log");
     the product among its needs gives way to them. Left as it is where that fails."""
-    found = _RECIPE.match(step.strip().rstrip("."))
+    found = _recipe(step)
     made = product(step)
     uses = [u.strip().rstrip(".") for u in uses
             if item(u).words and not _is_product(item(u), made)]
@@ -208,7 +206,7 @@ def with_product(step: str, needs: Sequence[str], makes: str) -> tuple[str, list
     """A self-made recipe inserted to make something else makes that ("Craft 6 sand from
     24 sand", inserted for 6 sandstone -> "Craft 6 sandstone from 24 sand"); left as it is
     when it already names what it was inserted for, or still uses its product."""
-    found = _RECIPE.match(step.strip().rstrip("."))
+    found = _recipe(step)
     wanted, made = item(makes), product(step)
     if found is None or not wanted.words or made is None or _same(wanted, made):
         return step, list(needs)
