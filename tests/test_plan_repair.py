@@ -352,3 +352,23 @@ def test_a_revision_that_makes_its_product_from_itself_takes_the_inputs_its_quot
         "made its product from itself (it was: 'Craft 4 planks from 4 planks.')")
     # one revision per check (table, planks, log, planks, table): the inputs are read by rule
     assert [kind for kind, _ in model.calls].count("revise") == 5
+
+
+def test_what_the_step_uses_is_inserted_though_unlisted_and_its_tool_once() -> None:
+    base = grounded_model("STEP 1: Craft a chest.")
+
+    def respond(kind: str, messages: list[BaseMessage]) -> str:
+        # the needs leave out the planks the step uses, and count the table it works at
+        if kind == "revise" and current_step(messages) == "Craft a chest.":
+            return ("FACT: 1a. Chest: 8 Planks, at a Crafting Table.\n"
+                    "STEP: Craft 1 chest from 8 planks at a crafting table.\n"
+                    "NEEDS: 1 crafting table")
+        return base.respond(kind, messages)
+
+    result, events = run(ScriptedModel(respond=respond, calls=[]), draft="cot", repair_steps=8)
+    inserted = [e["drafts"] for e in events if e["event"] == "insert"]
+    assert inserted[0] == ["Get a crafting table.", "Get 8 planks."]
+    assert [s["revised"] for s in result["steps"]] == [
+        "Chop 1 log.", "Craft 4 planks from 1 log.", "Craft 1 crafting table from 4 planks.",
+        "Chop 2 logs.", "Craft 8 planks from 2 logs.",
+        "Craft 1 chest from 8 planks at a crafting table."]

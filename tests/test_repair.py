@@ -150,3 +150,42 @@ def test_a_self_made_recipe_inserted_for_something_else_makes_that() -> None:
     broken = "Craft 3 oak planks from 5 oak planks."
     assert with_product(broken, ["5 oak planks"], "3 oak planks") == (broken, ["5 oak planks"])
     assert with_product(broken, ["5 oak planks"], "") == (broken, ["5 oak planks"])
+
+
+def test_a_tool_named_with_a_count_is_asked_for_as_one_thing_to_have() -> None:
+    mine = "Mine 8 stone from the ground with a wooden pickaxe."
+    assert missing(["8 wooden pickaxe", "1 log"], [], step=mine) == ["a wooden pickaxe", "1 log"]
+    assert missing(["8 apples"], [], step="Bake 1 pie from 8 apples in an oven.") == ["8 apples"]
+    # named with no count, it is asked for as the model wrote it
+    assert missing(["oven"], [], step="Bake 1 pie in an oven.") == ["oven"]
+
+
+def test_a_recipe_makes_what_its_quoted_inputs_make() -> None:
+    from rat_agent.repair import agree
+
+    fact = "Crafting: 1 Bone gives 3 Bone Meal (1x1 shape)."
+    # the model kept the quote's input but wrote the count it was asked for
+    assert agree("Craft 9 bone meal from 1 bone.", ["1 bone"], fact) == \
+        ("Craft 9 bone meal from 3 bone.", ["3 bone"])
+    assert agree("Craft 2 bone meal from 1 bone in a crafting table.", ["1 bone"], fact) == \
+        ("Craft 3 bone meal from 1 bone in a crafting table.", ["1 bone"])
+    # already in agreement, a multiple of the recipe, or not the quote's recipe: as written
+    planks = "Crafting: 2 Oak Planks gives 4 Sticks."
+    for step in ("Craft 4 sticks from 2 oak planks.", "Craft 8 sticks from 4 oak planks.",
+                 "Craft 4 sticks from 3 oak planks.", "Craft 4 sticks from 2 birch logs.",
+                 "Smelt 3 iron ingots from 3 raw iron."):
+        assert agree(step, ["x"], planks) == (step, ["x"])
+    assert agree("Craft 9 bone meal from 1 bone.", ["1 bone"], "Bone Meal: from bones.") == \
+        ("Craft 9 bone meal from 1 bone.", ["1 bone"])
+
+
+def test_what_a_step_uses_is_needed_whether_listed_or_not() -> None:
+    from rat_agent.repair import with_uses
+
+    table = "Craft 1 crafting table from 4 oak planks in a crafting table."
+    assert with_uses(table, []) == ["4 oak planks"]
+    assert with_uses(table, ["4 planks"]) == ["4 planks"]  # listed in other words
+    assert with_uses("Bake 1 cake from 3 eggs, 2 cups of milk and flour.", ["an oven"]) == \
+        ["an oven", "3 eggs", "2 cups of milk"]  # uncounted: not known to be used up
+    assert with_uses("Mine 3 diamonds from diamond ore.", ["an iron pickaxe"]) == \
+        ["an iron pickaxe"]

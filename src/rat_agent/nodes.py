@@ -295,9 +295,10 @@ class RatNodes:
                 step.update({"revised": "", "status": "dropped", "note": found.drop,
                              "fact": found.fact})
             elif parsing.is_useful(found.step):
-                text, needs = found.step, found.needs
+                text, needs = repair.agree(found.step, found.needs, found.fact)
                 if meta["makes"]:  # a prerequisite: as many as the step after it uses
                     text, needs = repair.scale(text, needs, meta["makes"])
+                needs = repair.with_uses(text, needs)
                 step.update({"revised": text, "fact": found.fact, "needs": needs})
                 changed = parsing.normalize(text) != parsing.normalize(step["draft"])
                 step["status"] = "revised" if changed else "unchanged"

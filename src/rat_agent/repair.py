@@ -150,6 +150,52 @@ def scale(step: str, needs: Sequence[str], makes: str) -> tuple[str, list[str]]:
     return scaled, used
 
 
+def _inputs(found: re.Match[str]) -> list[str]:
+    return [part.strip() for part in re.split(r",|\band\b|\+", found["inputs"]) if part.strip()]
+
+
+def agree(step: str, needs: Sequence[str], fact: str) -> tuple[str, list[str]]:
+    """A recipe whose inputs the model copied from its quote but whose product count it
+    did not ("Craft 9 bone meal from 1 bone" against "1 Bone gives 3 Bone Meal") makes what
+    its inputs make, run as many times as the count it wrote takes ("Craft 9 bone meal
+    from 3 bone"). Left as it is where the quote counts no such recipe."""
+    found, made = _recipe(step), product(step)
+    if found is None or made is None or made.count is None:
+        return step, list(needs)
+    quoted = [item(text) for text in counted(fact)]
+    out = next((q for q in quoted if q.count and _is_product(q, made)), None)
+    uses = [item(text) for text in _inputs(found)]
+    if out is None or out.count is None or not uses:
+        return step, list(needs)
+    ratios = set()
+    for use in uses:
+        match = next((q for q in quoted if q is not out and q.count and _same(q, use)), None)
+        if match is None or match.count is None or use.count is None or \
+                use.count % match.count:
+            return step, list(needs)
+        ratios.add(use.count // match.count)
+    runs = ratios.pop() if len(ratios) == 1 else 0
+    if not runs or made.count == runs * out.count:
+        return step, list(needs)
+    once = f"{found['verb']} {runs * out.count} {found['what']} from {found['inputs']}" \
+           f"{found['tool'] or ''}."
+    return scale(once, needs, f"{made.count} {found['what']}")
+
+
+def with_uses(step: str, needs: Sequence[str]) -> list[str]:
+    """The needs, with each counted input the step names after "from" that they leave out
+    ("Craft 1 crafting table from 4 oak planks" needs 4 oak planks, listed or not): the
+    1.5B model's list of needs often omits what its own step uses."""
+    found = _recipe(step)
+    if found is None:
+        return list(needs)
+    listed = [item(need) for need in needs]
+    extra = [text.rstrip(".") for text in _inputs(found)
+             if item(text).count is not None and item(text).words and
+             not any(_same(item(text), have) for have in listed)]
+    return [*needs, *extra]
+
+
 def _yield(step: str, made: Item) -> int:
     """How many the step says it makes ("Craft 4 sticks from 2 planks" for "2 sticks"):
     a recipe may give more than was asked for, and the rest serves later steps."""
@@ -180,8 +226,7 @@ def makes_from_itself(step: str) -> bool:
     made = product(step)
     if found is None:
         return False
-    inputs = re.split(r",|\band\b|\+", found["inputs"])
-    return any(_is_product(item(text), made) for text in inputs)
+    return any(_is_product(item(text), made) for text in _inputs(found))
 
 
 def with_inputs(step: str, needs: Sequence[str], uses: Sequence[str]) -> tuple[str, list[str]]:
@@ -268,8 +313,16 @@ def missing(needs: Sequence[str], steps: Sequence[Step], waiting: Sequence[str] 
         made_ever = any(_same(made, wanted) for made, _ in stock)
         if (wanted.count is None and not made_ever) or (
                 wanted.count is not None and have < wanted.count):
-            absent.append(need)
+            absent.append(_uncounted(need) if wanted.count is None and item(need).count
+                          else need)
     return absent
+
+
+def _uncounted(need: str) -> str:
+    """A tool named with a count ("8 wooden pickaxe" for "Mine 8 stone with a wooden
+    pickaxe") as the one thing to have: inserted with its count, it was crafted 8 times."""
+    named = re.sub(r"^\s*(?:\d+|" + "|".join(_NUMBER_WORDS) + r")\s+", "", need, flags=re.I)
+    return f"{'an' if named[:1].lower() in 'aeiou' else 'a'} {named}"
 
 
 # A step is checked again after its prerequisites; it may ask for more once (a sibling used
