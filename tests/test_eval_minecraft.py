@@ -205,6 +205,10 @@ def test_stratified_sample_keeps_every_tier_in_proportion() -> None:
     smaller = sample(tasks, 30, "test")
     assert {t.id for t in smaller} <= {t.id for t in chosen}  # the 30 are among the 60
     assert not {t.id for t in sample(tasks, 30, "tune")} & {t.id for t in chosen}
+    # tasks already looked at are never drawn: the next of their tier take their place
+    seen = {t.id for t in sample(tasks, 6, "test")}
+    fresh = sample(tasks, 6, "test", exclude=seen)
+    assert len(fresh) == 6 and not {t.id for t in fresh} & seen
 
 
 def test_made_blocks_are_not_mined_from_the_world() -> None:

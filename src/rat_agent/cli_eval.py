@@ -46,6 +46,9 @@ def add_command(sub: Any) -> None:
     cmd.add_argument("--split", choices=("tune", "test"), default=None,
                      help="minecraft: the tasks for tuning prompts and defaults, or the held-out "
                      "ones to report on")
+    cmd.add_argument("--exclude", default="", metavar="IDS",
+                     help="with --split: comma-separated task ids never to draw (ones already "
+                     "looked at); the sample takes the next of their tier instead")
     cmd.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                      help="any other context field for every method, e.g. --set evidence=documents"
                      " (repeatable)")
@@ -116,6 +119,8 @@ def eval_command(args: argparse.Namespace) -> int:
                f"--max-tokens {args.max_tokens}")
     if args.split:
         command += f" --split {args.split}"
+    if args.exclude:
+        command += f" --exclude {args.exclude}"
     if args.retriever:
         command += f" --retriever {args.retriever}"
     command += "".join(f" --set {item}" for item in args.set)
@@ -173,7 +178,13 @@ def _benchmark(args: argparse.Namespace, context: dict[str, Any]) -> tuple[Any, 
         if args.samples > 1:
             raise ConfigError("--samples is for humaneval")
         tasks = load_tasks()
-        tasks = sample(tasks, args.tasks, args.split) if args.split else tasks[: args.tasks]
+        exclude = {name.strip() for name in args.exclude.split(",") if name.strip()}
+        if unknown := exclude - {t.id for t in tasks}:
+            raise ConfigError(f"--exclude: no such task: {', '.join(sorted(unknown))}")
+        if exclude and not args.split:
+            raise ConfigError("--exclude is for a --split sample")
+        tasks = sample(tasks, args.tasks, args.split, exclude) if args.split \
+            else tasks[: args.tasks]
         return [runner.minecraft_case(t) for t in tasks], runner.minecraft_score
     if args.split:
         raise ConfigError("--split is for minecraft")

@@ -37,7 +37,7 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cache
@@ -1065,11 +1065,14 @@ def _assign_splits(tasks: Sequence[Task]) -> list[Task]:
     return [dataclasses.replace(t, split=split[t.id]) for t in tasks]
 
 
-def sample(tasks: Sequence[Task], n: int, split: str) -> list[Task]:
+def sample(tasks: Sequence[Task], n: int, split: str,
+           exclude: Collection[str] = ()) -> list[Task]:
     """A stratified sample of `n` tasks of a split: every tier in proportion to its share
-    of the whole suite (each at least once), in a fixed shuffled order within a tier."""
+    of the whole suite (each at least once), in a fixed shuffled order within a tier.
+    Tasks in `exclude` (ids: ones already looked at) are never drawn; the next in their
+    tier's order are."""
     share = Counter(t.tier for t in tasks)
-    pool = _by_tier(t for t in tasks if t.split == split)
+    pool = _by_tier(t for t in tasks if t.split == split and t.id not in exclude)
     n = min(n, sum(len(found) for found in pool.values()))
     quota = {tier: min(len(pool[tier]), max(1, math.floor(n * share[tier] / len(tasks))))
              for tier in pool}
