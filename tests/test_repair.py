@@ -110,6 +110,11 @@ def test_a_need_is_grounded_by_its_words_or_by_its_noun_named_plainly() -> None:
     assert grounded(["1 coal"], "Furnace: any fuel, such as Coal") == ["1 coal"]
     assert grounded(["8 eggs"], "Cake: 3 Milk + 2 Sugar") == []
     assert grounded(["8 eggs"], "") == ["8 eggs"]  # no quote: nothing to check against
+    # named only to say it is not needed
+    planks = ("Crafting: 1 Oak Log gives 4 Oak Planks (shapeless). Fits the 2x2 inventory "
+              "grid: no Crafting Table needed.")
+    assert grounded(["1 oak log", "a crafting table"], planks) == ["1 oak log"]
+    assert grounded(["an oven"], "Bake without an oven, or in one: not a mixer.") == []
 
 
 def test_a_step_never_needs_what_it_says_it_makes() -> None:

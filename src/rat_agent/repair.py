@@ -375,12 +375,18 @@ def _plain_mentions(fact: str) -> set[str]:
     return plain
 
 
+# A clause that says what is not needed ("no Crafting Table needed", "without a tool").
+_NEGATED = re.compile(r"\b(?:no|not|without|never|nor)\b[^.;:,!?]*", re.I)
+
+
 def grounded(needs: Sequence[str], fact: str) -> list[str]:
     """The needs the quoted passage names: all their words, or their noun named plainly
     ("4 oak planks" is grounded by "4 Planks"). A prerequisite the passage does not
-    mention is the model's own idea, and repair builds only on the sources."""
+    mention, or mentions only to say it is not needed ("no Crafting Table needed"), is the
+    model's own idea, and repair builds only on the sources."""
     if not fact:
         return list(needs)
+    fact = _NEGATED.sub(" ", fact)
     words, plain = set(_phrase(fact)), _plain_mentions(fact)
     found = []
     for need in needs:
