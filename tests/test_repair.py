@@ -129,6 +129,7 @@ def test_a_step_never_needs_what_it_says_it_makes() -> None:
     assert not makes_from_itself("Craft 6 stone slabs from 3 stone.")
     assert not makes_from_itself("Smelt 1 smooth stone from 1 stone in a furnace.")
     assert not makes_from_itself(mine)
+    assert not makes_from_itself("Mine 3 diamonds from diamond ore.")  # a source, uncounted
 
 
 def test_a_self_made_recipe_takes_the_inputs_its_fact_names() -> None:
@@ -194,3 +195,19 @@ def test_what_a_step_uses_is_needed_whether_listed_or_not() -> None:
         ["an oven", "3 eggs", "2 cups of milk"]  # uncounted: not known to be used up
     assert with_uses("Mine 3 diamonds from diamond ore.", ["an iron pickaxe"]) == \
         ["an iron pickaxe"]
+
+
+def test_a_need_is_asked_for_without_the_asides_of_the_page_it_came_from() -> None:
+    smelt = "Smelt 3 bricks from 3 clay balls in a furnace."
+    assert missing(["a Furnace (or a Smoker, faster)", "3 clay balls (any)"], [], step=smelt) \
+        == ["a Furnace", "3 clay balls"]
+
+
+def test_steps_dropped_unchecked_take_none_of_the_repair_budget() -> None:
+    from rat_agent.repair import inserted_count, meta_at
+
+    meta = [{**meta_at([], 0), "makes": need} for need in ("2 logs", "a table", "a table")]
+    checked = step("", makes="2 logs", status="dropped")
+    checked["fact"] = "Logs: not needed here."  # the model read it and dropped it: a call
+    assert inserted_count(meta) == 3
+    assert inserted_count(meta, [checked, step("", makes="a table", status="dropped")]) == 2

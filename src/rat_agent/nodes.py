@@ -305,7 +305,7 @@ class RatNodes:
                 waiting = [meta["makes"], *meta["chain"]]
                 absent = [] if meta["repairs"] >= repair.MAX_REPAIRS else repair.missing(
                     repair.grounded(needs, found.fact), steps, waiting, text)
-                room = ctx.repair_steps - repair.inserted_count(state.get("meta", []))
+                room = ctx.repair_steps - repair.inserted_count(state.get("meta", []), steps)
                 if absent and room > 0:
                     return self._insert(state, runtime, step, absent[:room])
             else:

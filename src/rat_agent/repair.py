@@ -219,14 +219,16 @@ def _is_product(need: Item, made: Item | None) -> bool:
 
 
 def makes_from_itself(step: str) -> bool:
-    """A recipe that uses what it makes ("Craft 3 oak planks from 5 oak planks"): the model
-    wrote the step's product where the fact's input belongs. Such a step can never run,
-    and repair would take its input for a loop and insert nothing."""
+    """A recipe that uses an amount of what it makes ("Craft 3 oak planks from 5 oak
+    planks"): the model wrote the step's product where the fact's input belongs. Such a
+    step can never run, and repair would take its input for a loop and insert nothing.
+    An uncounted source is no such input ("Mine 3 diamonds from diamond ore")."""
     found = _recipe(step)
     made = product(step)
     if found is None:
         return False
-    return any(_is_product(item(text), made) for text in _inputs(found))
+    return any(item(text).count is not None and _is_product(item(text), made)
+               for text in _inputs(found))
 
 
 def with_inputs(step: str, needs: Sequence[str], uses: Sequence[str]) -> tuple[str, list[str]]:
@@ -313,8 +315,9 @@ def missing(needs: Sequence[str], steps: Sequence[Step], waiting: Sequence[str] 
         made_ever = any(_same(made, wanted) for made, _ in stock)
         if (wanted.count is None and not made_ever) or (
                 wanted.count is not None and have < wanted.count):
-            absent.append(_uncounted(need) if wanted.count is None and item(need).count
-                          else need)
+            named = re.sub(r"\s*\([^)]*\)", "", need).strip()  # "a Furnace (or a Smoker)"
+            absent.append(_uncounted(named) if wanted.count is None and item(need).count
+                          else named)
     return absent
 
 
@@ -396,5 +399,9 @@ def grounded(needs: Sequence[str], fact: str) -> list[str]:
     return found
 
 
-def inserted_count(meta: Sequence[DraftMeta]) -> int:
-    return sum(1 for m in meta if m["makes"])
+def inserted_count(meta: Sequence[DraftMeta], steps: Sequence[Step] = ()) -> int:
+    """The steps repair has inserted, less those dropped unchecked because a sibling met
+    their need since: they cost no model call, so they take none of the budget."""
+    unchecked = sum(1 for s in steps if s.get("makes") and s["status"] == "dropped" and
+                    "fact" not in s)
+    return sum(1 for m in meta if m["makes"]) - unchecked
