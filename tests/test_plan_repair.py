@@ -367,8 +367,9 @@ def test_what_the_step_uses_is_inserted_though_unlisted_and_its_tool_once() -> N
 
     result, events = run(ScriptedModel(respond=respond, calls=[]), draft="cot", repair_steps=8)
     inserted = [e["drafts"] for e in events if e["event"] == "insert"]
-    assert inserted[0] == ["Get a crafting table.", "Get 8 planks."]
+    assert inserted[0] == ["Get 8 planks.", "Get a crafting table."]
+    # the table takes 4 of the 8 planks made for the chest, so the chest asks for 8 more
     assert [s["revised"] for s in result["steps"]] == [
-        "Chop 1 log.", "Craft 4 planks from 1 log.", "Craft 1 crafting table from 4 planks.",
+        "Chop 2 logs.", "Craft 8 planks from 2 logs.", "Craft 1 crafting table from 4 planks.",
         "Chop 2 logs.", "Craft 8 planks from 2 logs.",
         "Craft 1 chest from 8 planks at a crafting table."]

@@ -190,11 +190,17 @@ def test_what_a_step_uses_is_needed_whether_listed_or_not() -> None:
 
     table = "Craft 1 crafting table from 4 oak planks in a crafting table."
     assert with_uses(table, []) == ["4 oak planks"]
-    assert with_uses(table, ["4 planks"]) == ["4 planks"]  # listed in other words
-    assert with_uses("Bake 1 cake from 3 eggs, 2 cups of milk and flour.", ["an oven"]) == \
-        ["an oven", "3 eggs", "2 cups of milk"]  # uncounted: not known to be used up
+    assert with_uses(table, ["4 planks", "a crafting table"]) == \
+        ["4 oak planks", "a crafting table"]  # listed in other words: as the step says it
+    # an uncounted input is used as many times as the product is made, not kept as a tool
+    assert with_uses("Smelt 3 iron ingots from raw iron in a furnace.",
+                     ["raw iron", "a furnace"]) == ["3 raw iron", "a furnace"]
+    assert with_uses("Bake 2 cakes from 3 eggs, 2 cups of milk and the flour.", ["an oven"]) \
+        == ["3 eggs", "2 cups of milk", "2 flour", "an oven"]
+    # a source named with the product's name is no input; no recipe, nothing to read
     assert with_uses("Mine 3 diamonds from diamond ore.", ["an iron pickaxe"]) == \
         ["an iron pickaxe"]
+    assert with_uses("Chop some logs from a tree.", ["an axe"]) == ["an axe"]
 
 
 def test_a_need_is_asked_for_without_the_asides_of_the_page_it_came_from() -> None:

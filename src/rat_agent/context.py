@@ -221,7 +221,7 @@ class Context:
         },
     )
     repair_steps: int = field(
-        default=16,
+        default=24,
         metadata={
             "description": "Plan repair: most steps one run may insert for prerequisites a "
             "grounded revision names and no earlier step made (each inserted step is checked "

@@ -182,18 +182,31 @@ def agree(step: str, needs: Sequence[str], fact: str) -> tuple[str, list[str]]:
     return scale(once, needs, f"{made.count} {found['what']}")
 
 
+_ARTICLE = re.compile(r"^(?:a|an|the|some)\s+", re.I)
+
+
 def with_uses(step: str, needs: Sequence[str]) -> list[str]:
-    """The needs, with each counted input the step names after "from" that they leave out
-    ("Craft 1 crafting table from 4 oak planks" needs 4 oak planks, listed or not): the
-    1.5B model's list of needs often omits what its own step uses."""
-    found = _recipe(step)
+    """What the step uses after "from", as the step says it, then the rest of its needs:
+    the 1.5B model's list of needs often omits what its own step uses ("Craft 1 crafting
+    table from 4 oak planks" needs 4 oak planks, listed or not). An input the step does not
+    count is taken as many times as it counts its product ("Smelt 3 iron ingots from raw
+    iron": 3 raw iron), not as a tool that is never used up; a source named with the
+    product's name ("Mine 3 diamonds from diamond ore") is no input."""
+    found, made = _recipe(step), product(step)
     if found is None:
         return list(needs)
-    listed = [item(need) for need in needs]
-    extra = [text.rstrip(".") for text in _inputs(found)
-             if item(text).count is not None and item(text).words and
-             not any(_same(item(text), have) for have in listed)]
-    return [*needs, *extra]
+    uses = []
+    for text in _inputs(found):
+        use = item(text)
+        if not use.words or _is_product(use, made):
+            continue
+        if use.count is None:
+            if made is None or made.count is None:
+                continue
+            text = f"{made.count} {_ARTICLE.sub('', text)}"
+        uses.append(text.rstrip("."))
+    kept = [need for need in needs if not any(_same(item(need), item(u)) for u in uses)]
+    return [*uses, *kept]
 
 
 def _yield(step: str, made: Item) -> int:
@@ -328,9 +341,10 @@ def _uncounted(need: str) -> str:
     return f"{'an' if named[:1].lower() in 'aeiou' else 'a'} {named}"
 
 
-# A step is checked again after its prerequisites; it may ask for more once (a sibling used
-# up what was made for it), but not forever.
-MAX_REPAIRS = 2
+# A step is checked again after its prerequisites; it may ask for more a few times (a
+# sibling used up what was made for it, as a crafting table takes the planks made for a
+# pickaxe), but not forever.
+MAX_REPAIRS = 4
 
 
 def meta_at(meta: Sequence[DraftMeta], index: int) -> DraftMeta:
