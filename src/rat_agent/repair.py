@@ -278,7 +278,7 @@ def with_product(step: str, needs: Sequence[str], makes: str) -> tuple[str, list
 
 # Words that end a counted name in a recipe line ("2 Flour + 1 Water, in a Mixer, gives").
 _NAME_END = frozenset({"gives", "give", "makes", "make", "yields", "and", "or", "with", "in",
-                       "into", "to", "for", "from", "at", "on", "by", "per", "each"})
+                       "as", "into", "to", "for", "from", "at", "on", "by", "per", "each"})
 
 
 def counted(fact: str) -> list[str]:

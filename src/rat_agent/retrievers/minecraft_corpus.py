@@ -111,9 +111,11 @@ FUELS: Mapping[str, str] = {
                                              "cherry", "dark_oak", "mangrove", "bamboo")},
 }
 
+# Worded as a fact, not an instruction: told to "put the fuel in the bottom slot", the 1.5B
+# model wrote "Place the raw iron in the furnace's bottom slot" as a smelting step.
 _FUEL_HINT = (
-    "Put the fuel (Coal, Charcoal, logs or Planks) in the furnace's bottom slot; one item "
-    "smelts in 10 seconds and one Coal or Charcoal smelts 8 items."
+    "Fuel: a Furnace burns Planks or Logs (1.5 items each) or Coal or Charcoal (8 items "
+    "each); each item takes 10 seconds."
 )
 
 # What the loot data gets wrong: it ignores how many items an ore drops.
@@ -427,7 +429,11 @@ def _crafting_lines(data: GameData, name: str, unpacking: bool) -> list[str]:
 
 
 def _smelting_lines(data: GameData, name: str, secondary: bool) -> list[str]:
-    """Smelting a silk-touched ore or recycling gear works but is rarely how one gets it."""
+    """Smelting a silk-touched ore or recycling gear works but is rarely how one gets it.
+
+    Worded as the crafting lines are, counts and fuel included ("1 Raw Iron + 1 Planks as
+    fuel gives 1 Iron Ingot"): a plan that copies it uses up planks for fuel, and counts
+    them. One Planks smelts 1.5 items, so this overstates the fuel a little, never under."""
     lines = []
     recycled = set(IRON_GEAR + _GOLD_GEAR)
     for inputs, other in data.smelted_from.get(name, []):
@@ -437,9 +443,8 @@ def _smelting_lines(data: GameData, name: str, secondary: bool) -> list[str]:
         source = titles[0] if len(titles) == 1 else (
             f"{titles[0]} (or {_join(titles[1:4])}{', or similar' if len(titles) > 4 else ''})")
         also = f" (or {_a(data.title(other))}, faster)" if other else ""
-        lines.append(
-            f"Smelting: smelt {source} in a Furnace{also} with fuel to get {data.title(name)}."
-        )
+        lines.append(f"Smelting: 1 {source} + 1 Planks (any kind) as fuel gives 1 "
+                     f"{data.title(name)} in a Furnace{also}.")
     return lines
 
 
