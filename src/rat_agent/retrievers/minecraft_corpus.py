@@ -431,9 +431,11 @@ def _crafting_lines(data: GameData, name: str, unpacking: bool) -> list[str]:
 def _smelting_lines(data: GameData, name: str, secondary: bool) -> list[str]:
     """Smelting a silk-touched ore or recycling gear works but is rarely how one gets it.
 
-    Worded as the crafting lines are, counts and fuel included ("1 Raw Iron + 1 Planks as
-    fuel gives 1 Iron Ingot"): a plan that copies it uses up planks for fuel, and counts
-    them. One Planks smelts 1.5 items, so this overstates the fuel a little, never under."""
+    Worded as the crafting lines are, counts and fuel included ("1 Raw Iron + 1 Oak Planks
+    as fuel gives 1 Iron Ingot"): a plan that copies it uses up planks for fuel, and counts
+    them. One Planks smelts 1.5 items, so this overstates the fuel a little, never under.
+    The planks are named as the crafting lines name them: told "Planks (any kind)", the
+    model asked for "1 plank", and the search for it found Bamboo Planks."""
     lines = []
     recycled = set(IRON_GEAR + _GOLD_GEAR)
     for inputs, other in data.smelted_from.get(name, []):
@@ -443,8 +445,8 @@ def _smelting_lines(data: GameData, name: str, secondary: bool) -> list[str]:
         source = titles[0] if len(titles) == 1 else (
             f"{titles[0]} (or {_join(titles[1:4])}{', or similar' if len(titles) > 4 else ''})")
         also = f" (or {_a(data.title(other))}, faster)" if other else ""
-        lines.append(f"Smelting: 1 {source} + 1 Planks (any kind) as fuel gives 1 "
-                     f"{data.title(name)} in a Furnace{also}.")
+        lines.append(f"Smelting: 1 {source} + 1 Oak Planks (or Planks of any other kind) as "
+                     f"fuel gives 1 {data.title(name)} in a Furnace{also}.")
     return lines
 
 
