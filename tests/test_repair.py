@@ -162,6 +162,8 @@ def test_a_tool_named_with_a_count_is_asked_for_as_one_thing_to_have() -> None:
     mine = "Mine 8 stone from the ground with a wooden pickaxe."
     assert missing(["8 wooden pickaxe", "1 log"], [], step=mine) == ["a wooden pickaxe", "1 log"]
     assert missing(["8 apples"], [], step="Bake 1 pie from 8 apples in an oven.") == ["8 apples"]
+    # counted where the step names it as its tool, it is asked for as counted
+    assert missing(["2 bolts"], [], step="Fix 1 door from 1 board with 2 bolts.") == ["2 bolts"]
     # named with no count, it is asked for as the model wrote it
     assert missing(["oven"], [], step="Bake 1 pie in an oven.") == ["oven"]
 

@@ -298,7 +298,8 @@ class RatNodes:
                 text, needs = repair.agree(found.step, found.needs, found.fact)
                 if meta["makes"]:  # a prerequisite: as many as the step after it uses
                     text, needs = repair.scale(text, needs, meta["makes"])
-                needs = repair.with_uses(text, needs)
+                if found.fact:  # with no quote, nothing grounds what the step's words add
+                    needs = repair.with_uses(text, needs)
                 step.update({"revised": text, "fact": found.fact, "needs": needs})
                 changed = parsing.normalize(text) != parsing.normalize(step["draft"])
                 step["status"] = "revised" if changed else "unchanged"

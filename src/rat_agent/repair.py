@@ -80,11 +80,15 @@ def _same(a: Item, b: Item) -> bool:
 _TOOL_MARK = re.compile(r"\b(?:with|in|at|using|inside|on)\b")
 
 
-def _tool_words(step: str) -> set[str]:
+def _tool_part(step: str) -> str:
     text = step.lower()
     start = text.find(" from ")
     found = _TOOL_MARK.search(text, start + 1 if start >= 0 else 0)
-    return set(_phrase(text[found.end():])) if found else set()
+    return text[found.end():] if found else ""
+
+
+def _tool_words(step: str) -> set[str]:
+    return set(_phrase(_tool_part(step)))
 
 
 def needed(need: str, step: str = "") -> Item:
@@ -329,8 +333,11 @@ def missing(needs: Sequence[str], steps: Sequence[Step], waiting: Sequence[str] 
         if (wanted.count is None and not made_ever) or (
                 wanted.count is not None and have < wanted.count):
             named = re.sub(r"\s*\([^)]*\)", "", need).strip()  # "a Furnace (or a Smoker)"
-            absent.append(_uncounted(named) if wanted.count is None and item(need).count
-                          else named)
+            # a tool the step names with no count ("with a wooden pickaxe") is asked for once;
+            # one it counts ("with 2 bolts") as many as it says
+            once = wanted.count is None and item(need).count and \
+                item(_tool_part(step)).count is None
+            absent.append(_uncounted(named) if once else named)
     return absent
 
 
