@@ -34,6 +34,9 @@ _FILLER = frozenset({
 })
 _WORD = re.compile(r"[a-z0-9]+")
 _TOKEN = re.compile(r"[a-z0-9]+|[^\sa-z0-9]")  # words and punctuation
+_ASIDE = re.compile(r"\s*\([^)]*\)")  # "(or a Blast Furnace, faster)", "(any kind)"
+# A leading count or article: "8 ", "an ", "the ".
+_LEADING = re.compile(r"^\s*(?:\d+|the|some|" + "|".join(_NUMBER_WORDS) + r")\s+", re.I)
 
 
 @dataclass(frozen=True)
@@ -55,7 +58,7 @@ def _stem(word: str) -> str:
 
 def item(text: str) -> Item:
     """"8 Planks of any kind (such as Oak Planks)" -> planks, 8."""
-    text = re.sub(r"\([^)]*\)", " ", text.lower())
+    text = _ASIDE.sub(" ", text.lower())
     count: int | None = None
     words: set[str] = set()
     for word in _WORD.findall(text):
@@ -186,9 +189,6 @@ def agree(step: str, needs: Sequence[str], fact: str) -> tuple[str, list[str]]:
     return scale(once, needs, f"{made.count} {found['what']}")
 
 
-_ARTICLE = re.compile(r"^(?:a|an|the|some)\s+", re.I)
-
-
 def with_uses(step: str, needs: Sequence[str]) -> list[str]:
     """What the step uses after "from", as the step says it, then the rest of its needs:
     the 1.5B model's list of needs often omits what its own step uses ("Craft 1 crafting
@@ -207,7 +207,7 @@ def with_uses(step: str, needs: Sequence[str]) -> list[str]:
         if use.count is None:
             if made is None or made.count is None:
                 continue
-            text = f"{made.count} {_ARTICLE.sub('', text)}"
+            text = f"{made.count} {_LEADING.sub('', text)}"
         uses.append(text.rstrip("."))
     kept = [need for need in needs if not any(_same(item(need), item(u)) for u in uses)]
     return [*uses, *kept]
@@ -290,7 +290,7 @@ def counted(fact: str) -> list[str]:
     2 flour, 1 water, 1 dough): what a recipe line uses and makes, in any domain's words.
     Read by rule, not asked of the model: asked, the 1.5B model lists the product too, or
     "None"."""
-    tokens = _TOKEN.findall(re.sub(r"\([^)]*\)", " ", fact.lower()))
+    tokens = _TOKEN.findall(_ASIDE.sub(" ", fact.lower()))
     found: list[str] = []
     for n, token in enumerate(tokens):
         if not token.isdigit():
@@ -332,7 +332,7 @@ def missing(needs: Sequence[str], steps: Sequence[Step], waiting: Sequence[str] 
         made_ever = any(_same(made, wanted) for made, _ in stock)
         if (wanted.count is None and not made_ever) or (
                 wanted.count is not None and have < wanted.count):
-            named = re.sub(r"\s*\([^)]*\)", "", need).strip()  # "a Furnace (or a Smoker)"
+            named = _ASIDE.sub("", need).strip()
             # a tool the step names with no count ("with a wooden pickaxe") is asked for once;
             # one it counts ("with 2 bolts") as many as it says
             once = wanted.count is None and item(need).count and \
@@ -344,7 +344,7 @@ def missing(needs: Sequence[str], steps: Sequence[Step], waiting: Sequence[str] 
 def _uncounted(need: str) -> str:
     """A tool named with a count ("8 wooden pickaxe" for "Mine 8 stone with a wooden
     pickaxe") as the one thing to have: inserted with its count, it was crafted 8 times."""
-    named = re.sub(r"^\s*(?:\d+|" + "|".join(_NUMBER_WORDS) + r")\s+", "", need, flags=re.I)
+    named = _LEADING.sub("", need)
     return f"{'an' if named[:1].lower() in 'aeiou' else 'a'} {named}"
 
 
@@ -362,7 +362,7 @@ def meta_at(meta: Sequence[DraftMeta], index: int) -> DraftMeta:
 
 
 def _phrase(text: str) -> list[str]:
-    return [_stem(w) for w in _WORD.findall(re.sub(r"\([^)]*\)", " ", text.lower()))
+    return [_stem(w) for w in _WORD.findall(_ASIDE.sub(" ", text.lower()))
             if w not in _FILLER and not w.isdigit() and w not in _NUMBER_WORDS]
 
 
