@@ -115,6 +115,9 @@ def test_a_need_is_grounded_by_its_words_or_by_its_noun_named_plainly() -> None:
               "grid: no Crafting Table needed.")
     assert grounded(["1 oak log", "a crafting table"], planks) == ["1 oak log"]
     assert grounded(["an oven"], "Bake without an oven, or in one: not a mixer.") == []
+    # the page's alternatives name things too
+    assert grounded(["1 raw iron ore"], "Smelting: 1 Raw Iron (or Iron Ore) gives 1 Ingot") \
+        == ["1 raw iron ore"]
 
 
 def test_a_step_never_needs_what_it_says_it_makes() -> None:
@@ -190,19 +193,46 @@ def test_a_recipe_makes_what_its_quoted_inputs_make() -> None:
 def test_what_a_step_uses_is_needed_whether_listed_or_not() -> None:
     from rat_agent.repair import with_uses
 
+    quote = "Some quote."
     table = "Craft 1 crafting table from 4 oak planks in a crafting table."
-    assert with_uses(table, []) == ["4 oak planks"]
-    assert with_uses(table, ["4 planks", "a crafting table"]) == \
+    assert with_uses(table, [], quote) == ["4 oak planks"]
+    assert with_uses(table, ["4 planks", "a crafting table"], quote) == \
         ["4 oak planks", "a crafting table"]  # listed in other words: as the step says it
+    # with no quote, nothing grounds what the step's words add
+    assert with_uses(table, ["a crafting table"], "") == ["a crafting table"]
     # an uncounted input is used as many times as the product is made, not kept as a tool
     assert with_uses("Smelt 3 iron ingots from raw iron in a furnace.",
-                     ["raw iron", "a furnace"]) == ["3 raw iron", "a furnace"]
-    assert with_uses("Bake 2 cakes from 3 eggs, 2 cups of milk and the flour.", ["an oven"]) \
-        == ["3 eggs", "2 cups of milk", "2 flour", "an oven"]
+                     ["raw iron", "a furnace"], quote) == ["3 raw iron", "a furnace"]
+    assert with_uses("Bake 2 cakes from 3 eggs, 2 cups of milk and the flour.", ["an oven"],
+                     quote) == ["3 eggs", "2 cups of milk", "2 flour", "an oven"]
     # a source named with the product's name is no input; no recipe, nothing to read
-    assert with_uses("Mine 3 diamonds from diamond ore.", ["an iron pickaxe"]) == \
+    assert with_uses("Mine 3 diamonds from diamond ore.", ["an iron pickaxe"], quote) == \
         ["an iron pickaxe"]
-    assert with_uses("Chop some logs from a tree.", ["an axe"]) == ["an axe"]
+    assert with_uses("Chop some logs from a tree.", ["an axe"], quote) == ["an axe"]
+
+
+def test_what_a_step_burns_is_used_up_when_its_quote_counts_it() -> None:
+    from rat_agent.repair import scale, with_uses
+
+    fact = ("Smelting: 1 Raw Iron (or Iron Ore) + 1 Oak Planks (or Planks of any other kind) "
+            "as fuel gives 1 Iron Ingot in a Furnace.")
+    smelt = "Smelt 1 iron ingot from 1 raw iron using 1 oak planks as fuel in a furnace."
+    # named after "using", yet the quote counts it: the step's own need even if not listed
+    assert with_uses(smelt, ["a furnace"], fact) == ["1 raw iron", "1 oak planks", "a furnace"]
+    made = [step("Craft 1 oak planks from 1 oak log.", makes="1 oak planks"),
+            step("Craft a furnace.", makes="a furnace")]
+    burned = step(smelt, ["1 raw iron", "1 oak planks", "a furnace"], makes="1 iron ingot")
+    burned["fact"] = fact
+    assert [left for _, left in ledger([*made, burned])] == [0, 1, 1]
+    # the same planks with no quote counting them are a tool, kept
+    kept = step(smelt, ["1 raw iron", "1 oak planks", "a furnace"], makes="1 iron ingot")
+    assert [left for _, left in ledger([*made, kept])] == [1, 1, 1]
+    # asked for as an amount, not as a thing to have once
+    assert missing(["1 oak planks"], [], step=smelt, fact=fact) == ["1 oak planks"]
+    # run three times, the step burns three times the fuel its quote counts
+    assert scale(smelt, ["1 raw iron", "1 oak planks"], "3 iron ingot", fact) == (
+        "Smelt 3 iron ingot from 3 raw iron using 3 oak planks as fuel in a furnace.",
+        ["3 raw iron", "3 oak planks"])
 
 
 def test_a_need_is_asked_for_without_the_asides_of_the_page_it_came_from() -> None:

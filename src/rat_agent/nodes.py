@@ -297,15 +297,14 @@ class RatNodes:
             elif parsing.is_useful(found.step):
                 text, needs = repair.agree(found.step, found.needs, found.fact)
                 if meta["makes"]:  # a prerequisite: as many as the step after it uses
-                    text, needs = repair.scale(text, needs, meta["makes"])
-                if found.fact:  # with no quote, nothing grounds what the step's words add
-                    needs = repair.with_uses(text, needs)
+                    text, needs = repair.scale(text, needs, meta["makes"], found.fact)
+                needs = repair.with_uses(text, needs, found.fact)
                 step.update({"revised": text, "fact": found.fact, "needs": needs})
                 changed = parsing.normalize(text) != parsing.normalize(step["draft"])
                 step["status"] = "revised" if changed else "unchanged"
                 waiting = [meta["makes"], *meta["chain"]]
                 absent = [] if meta["repairs"] >= repair.MAX_REPAIRS else repair.missing(
-                    repair.grounded(needs, found.fact), steps, waiting, text)
+                    repair.grounded(needs, found.fact), steps, waiting, text, found.fact)
                 room = ctx.repair_steps - repair.inserted_count(state.get("meta", []), steps)
                 if absent and room > 0:
                     return self._insert(state, runtime, step, absent[:room])

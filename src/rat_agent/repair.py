@@ -94,10 +94,17 @@ def _tool_words(step: str) -> set[str]:
     return set(_phrase(_tool_part(step)))
 
 
-def needed(need: str, step: str = "") -> Item:
-    """A need as the step uses it: its count is None when the step names it as its tool."""
+def _counted_by(wanted: Item, fact: str) -> bool:
+    return any(wanted.words <= item(text).words for text in counted(fact))
+
+
+def needed(need: str, step: str = "", fact: str = "") -> Item:
+    """A need as the step uses it: its count is None when the step names it as its tool,
+    unless the step's quote counts it: "using 1 oak planks as fuel" under a quote of
+    "1 Raw Iron + 1 Oak Planks as fuel" burns the planks."""
     wanted = item(need)
-    if wanted.count is not None and wanted.words and wanted.words <= _tool_words(step):
+    if wanted.count is not None and wanted.words and wanted.words <= _tool_words(step) \
+            and not _counted_by(wanted, fact):
         return Item(wanted.words, None)
     return wanted
 
@@ -109,7 +116,7 @@ def ledger(steps: Sequence[Step]) -> list[tuple[Item, int]]:
         if step["status"] == "dropped":
             continue
         for need in step.get("needs", []):
-            wanted = needed(need, step["revised"])
+            wanted = needed(need, step["revised"], step.get("fact", ""))
             if wanted.count is None:
                 continue
             left = wanted.count
@@ -136,7 +143,7 @@ def _times(text: str, factor: int) -> str:
     return re.sub(r"\b\d+\b", lambda n: str(int(n.group()) * factor), text)
 
 
-def scale(step: str, needs: Sequence[str], makes: str) -> tuple[str, list[str]]:
+def scale(step: str, needs: Sequence[str], makes: str, fact: str = "") -> tuple[str, list[str]]:
     """A step inserted for N of a thing but written from a recipe that makes M < N runs the
     recipe ceil(N/M) times: its amounts are multiplied ("Get 6 sandstone." revised as "Craft
     1 sandstone from 4 sand" becomes "Craft 6 sandstone from 24 sand"). The model copies a
@@ -150,9 +157,13 @@ def scale(step: str, needs: Sequence[str], makes: str) -> tuple[str, list[str]]:
             not wanted.words <= made.words:
         return step, list(needs)
     factor = math.ceil(wanted.count / made.count)
+    tool = found["tool"] or ""
+    burned = _counted_tools(tool)  # "using 1 oak planks as fuel", when the quote counts it
+    if burned and all(_counted_by(item(text), fact) for text in burned):
+        tool = _times(tool, factor)
     scaled = (f"{found['verb']} {made.count * factor} {found['what']} from "
-              f"{_times(found['inputs'], factor)}{found['tool'] or ''}.")
-    used = [_times(need, factor) if needed(need, step).count is not None else need
+              f"{_times(found['inputs'], factor)}{tool}.")
+    used = [_times(need, factor) if needed(need, step, fact).count is not None else need
             for need in needs]
     return scaled, used
 
@@ -189,15 +200,17 @@ def agree(step: str, needs: Sequence[str], fact: str) -> tuple[str, list[str]]:
     return scale(once, needs, f"{made.count} {found['what']}")
 
 
-def with_uses(step: str, needs: Sequence[str]) -> list[str]:
-    """What the step uses after "from", as the step says it, then the rest of its needs:
-    the 1.5B model's list of needs often omits what its own step uses ("Craft 1 crafting
-    table from 4 oak planks" needs 4 oak planks, listed or not). An input the step does not
-    count is taken as many times as it counts its product ("Smelt 3 iron ingots from raw
-    iron": 3 raw iron), not as a tool that is never used up; a source named with the
-    product's name ("Mine 3 diamonds from diamond ore") is no input."""
+def with_uses(step: str, needs: Sequence[str], fact: str) -> list[str]:
+    """What the step uses after "from", as the step says it, and what it names with a count
+    after "using" that its quote counts too ("using 1 oak planks as fuel"), then the rest
+    of its needs: the 1.5B model's list of needs often omits what its own step uses ("Craft
+    1 crafting table from 4 oak planks" needs 4 oak planks, listed or not). An input the
+    step does not count is taken as many times as it counts its product ("Smelt 3 iron
+    ingots from raw iron": 3 raw iron), not as a tool that is never used up; a source named
+    with the product's name ("Mine 3 diamonds from diamond ore") is no input. With no quote
+    nothing grounds what the step's words add, and the needs are kept as they are."""
     found, made = _recipe(step), product(step)
-    if found is None:
+    if found is None or not fact:
         return list(needs)
     uses = []
     for text in _inputs(found):
@@ -209,8 +222,16 @@ def with_uses(step: str, needs: Sequence[str]) -> list[str]:
                 continue
             text = f"{made.count} {_LEADING.sub('', text)}"
         uses.append(text.rstrip("."))
+    uses += [text for text in _counted_tools(found["tool"] or "")
+             if _counted_by(item(text), fact)]
     kept = [need for need in needs if not any(_same(item(need), item(u)) for u in uses)]
     return [*uses, *kept]
+
+
+def _counted_tools(tool: str) -> list[str]:
+    """The counted things a step's tool part names ("using 1 oak planks as fuel in a
+    furnace" -> 1 oak planks)."""
+    return [text for text in counted(tool) if item(text).words]
 
 
 def _yield(step: str, made: Item) -> int:
@@ -306,7 +327,7 @@ def counted(fact: str) -> list[str]:
 
 
 def missing(needs: Sequence[str], steps: Sequence[Step], waiting: Sequence[str] = (),
-            step: str = "") -> list[str]:
+            step: str = "", fact: str = "") -> list[str]:
     """The needs the plan so far does not provide: a tool must have been made, an amount
     must be in stock (made by earlier steps and not used up).
 
@@ -315,7 +336,8 @@ def missing(needs: Sequence[str], steps: Sequence[Step], waiting: Sequence[str] 
     them makes (the planks for a crafting table cannot need that table). An amount of what
     a waiting step makes is no loop: 4 planks for the table, on the way to 3 planks for a
     pickaxe, are made by a recipe run once more. `step` is the step's text, which tells its
-    tools from what it uses up, and names its product, which it never needs.
+    tools from what it uses up, and names its product, which it never needs; `fact`, its
+    quote, tells what the step burns from its tools.
     """
     stock = ledger(steps)
     own = [item(text) for text in waiting[:1] if text]
@@ -323,7 +345,7 @@ def missing(needs: Sequence[str], steps: Sequence[Step], waiting: Sequence[str] 
     makes = product(step)
     absent: list[str] = []
     for need in needs:
-        wanted = needed(need, step)
+        wanted = needed(need, step, fact)
         if not wanted.words or any(_same(wanted, goal) for goal in own) or \
                 (wanted.count is None and any(_same(wanted, goal) for goal in chain)) or \
                 _is_product(wanted, makes):  # "Mine 1 iron ore" lists the ore it mines
@@ -411,7 +433,9 @@ def grounded(needs: Sequence[str], fact: str) -> list[str]:
     if not fact:
         return list(needs)
     fact = _NEGATED.sub(" ", fact)
-    words, plain = set(_phrase(fact)), _plain_mentions(fact)
+    # the page's alternatives name things too: "1 Raw Iron (or Iron Ore)" grounds iron ore
+    words = set(_phrase(fact)) | set(_phrase(fact.replace("(", " ").replace(")", " ")))
+    plain = _plain_mentions(fact)
     found = []
     for need in needs:
         phrase = _phrase(need)
