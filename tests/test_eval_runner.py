@@ -134,6 +134,22 @@ def test_a_changed_question_or_prompt_is_a_new_result(monkeypatch: pytest.Monkey
     assert len(model.calls) == before + 2
 
 
+def test_results_are_keyed_by_the_methods_code_not_the_harness(tmp_path: Path) -> None:
+    from rat_agent.eval.runner import code_fingerprint
+
+    (tmp_path / "eval").mkdir()
+    (tmp_path / "repair.py").write_text("RULE = 1\n")
+    (tmp_path / "eval" / "runner.py").write_text("HARNESS = 1\n")
+    before = code_fingerprint.__wrapped__(tmp_path)
+    (tmp_path / "eval" / "runner.py").write_text("HARNESS = 2\n")
+    assert code_fingerprint.__wrapped__(tmp_path) == before
+    (tmp_path / "repair.py").write_text("RULE = 2\n")
+    changed = code_fingerprint.__wrapped__(tmp_path)
+    assert changed != before
+    (tmp_path / "corpus.py").write_text("LINES = []\n")  # a new module is new code too
+    assert code_fingerprint.__wrapped__(tmp_path) not in (before, changed)
+
+
 def test_rescoring_reads_the_stored_answers_with_the_checker_as_it_is_now() -> None:
     from rat_agent.eval import runner
 

@@ -8,6 +8,7 @@ what is missing. Scores come from the benchmark's own checker (the Minecraft sim
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -59,15 +60,34 @@ class Score(NamedTuple):
 Scorer = Callable[[Case, str], Score]
 
 
+_PACKAGE = Path(__file__).resolve().parents[1]
+
+
+@functools.cache
+def code_fingerprint(root: Path = _PACKAGE) -> str:
+    """A hash of the method's code, the bundled corpus's builder included: a result made by
+    other code (a changed repair rule, a changed corpus line) is never reused as if it were
+    this code's. The harness (`eval/`) is left out: it asks and scores, and `--rescore`
+    re-reads stored answers with a changed checker."""
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        relative = path.relative_to(root)
+        if relative.parts[0] == "eval" or "__pycache__" in relative.parts:
+            continue
+        digest.update(str(relative).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:12]
+
+
 def result_key(case: Case, method: str, settings: dict[str, Any]) -> str:
     """What a result depends on: the task and its exact question, every setting as the run
-    resolves it (environment included), and the wording of every prompt."""
+    resolves it (environment included), the wording of every prompt and the code."""
     from rat_agent import prompts
 
     resolved = asdict(Context(**{**settings, "method": method}))
     question = hashlib.sha256(case.question.encode()).hexdigest()[:16]
     blob = json.dumps({**case.key, "question": question, **resolved,
-                       "prompts": prompts.fingerprint()}, sort_keys=True)
+                       "prompts": prompts.fingerprint(), "code": code_fingerprint()},
+                      sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
