@@ -190,6 +190,36 @@ def test_a_recipe_makes_what_its_quoted_inputs_make() -> None:
         ("Craft 9 bone meal from 1 bone.", ["1 bone"])
 
 
+def test_a_recipe_takes_the_inputs_of_the_quote_that_makes_its_product() -> None:
+    from rat_agent.repair import follow
+
+    pickaxe = "Crafting: 3 Diamond + 2 Stick gives 1 Diamond Pickaxe. Needs a Crafting Table."
+    assert follow("Craft 1 diamond pickaxe from 3 iron ingots and 2 sticks in a crafting table.",
+                  ["3 iron ingots", "2 sticks", "a crafting table"], pickaxe) == (
+        "Craft 1 diamond pickaxe from 3 diamond and 2 stick in a crafting table.",
+        ["3 diamond", "2 stick", "a crafting table"])
+    # run as often as the count the step wrote takes
+    assert follow("Craft 2 diamond pickaxes from two diamonds and one iron ingot.", [],
+                  pickaxe)[0] == "Craft 2 diamond pickaxes from 6 diamond and 4 stick."
+    # what the quote uses in a role stays in that role, named once
+    ingot = ("Smelting: 1 Raw Iron (or Iron Ore) + 1 Oak Planks (or Planks of any other kind) "
+             "as fuel gives 1 Iron Ingot in a Furnace.")
+    assert follow("Smelt 3 iron ingots from 3 iron nuggets in a furnace.", [], ingot) == (
+        "Smelt 3 iron ingots from 3 raw iron using 3 oak planks as fuel in a furnace.",
+        ["3 raw iron"])
+    assert follow("Smelt 3 iron ingots from 3 nuggets using planks as fuel in a furnace.", [],
+                  ingot)[0] == \
+        "Smelt 3 iron ingots from 3 raw iron using planks as fuel in a furnace."
+    # inputs the quote counts, in the step's words, or a quote with no recipe: as written
+    for step, fact in (
+            ("Craft 1 diamond pickaxe from 3 diamonds and 2 sticks.", pickaxe),
+            ("Smelt 3 iron ingots from raw iron ore using planks as fuel in a furnace.", ingot),
+            ("Craft 1 chest from 8 oak planks.", "Crafting: 8 Planks gives 1 Chest."),
+            ("Mine 1 cobblestone from stone.", "Mining: mine Stone; it drops 1 Cobblestone."),
+            ("Craft 1 diamond pickaxe from 3 iron ingots.", "Crafting: 2 Stick gives 1 Torch.")):
+        assert follow(step, ["x"], fact) == (step, ["x"])
+
+
 def test_what_a_step_uses_is_needed_whether_listed_or_not() -> None:
     from rat_agent.repair import with_uses
 

@@ -295,7 +295,8 @@ class RatNodes:
                 step.update({"revised": "", "status": "dropped", "note": found.drop,
                              "fact": found.fact})
             elif parsing.is_useful(found.step):
-                text, needs = repair.agree(found.step, found.needs, found.fact)
+                text, needs = repair.follow(found.step, found.needs, found.fact)
+                text, needs = repair.agree(text, needs, found.fact)
                 if meta["makes"]:  # a prerequisite: as many as the step after it uses
                     text, needs = repair.scale(text, needs, meta["makes"], found.fact)
                 needs = repair.with_uses(text, needs, found.fact)

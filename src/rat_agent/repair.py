@@ -172,6 +172,41 @@ def _inputs(found: re.Match[str]) -> list[str]:
     return [part.strip() for part in re.split(r",|\band\b|\+", found["inputs"]) if part.strip()]
 
 
+def follow(step: str, needs: Sequence[str], fact: str) -> tuple[str, list[str]]:
+    """A recipe for the product its quote makes, but from other inputs ("Craft 1 diamond
+    pickaxe from 3 iron ingots and 2 sticks" against "3 Diamond + 2 Stick gives 1 Diamond
+    Pickaxe"), takes the quote's inputs, run as often as the count it wrote takes: the
+    1.5B model quotes the right line and still writes the recipe it had in mind. Its tool
+    or place is kept; the inputs it named give way in its needs. Left as it is where every
+    input it names is one the quote counts, or the quote counts no inputs for the product."""
+    found, made = _recipe(step), product(step)
+    if found is None or made is None or made.count is None:
+        return step, list(needs)
+    quoted = counted(fact)
+    at = next((n for n, text in enumerate(quoted)
+               if item(text).count and _is_product(item(text), made)), None)
+    if at is None:
+        return step, list(needs)
+    out, inputs = item(quoted[at]), [text for text in quoted[:at] if item(text).words]
+    uses = [item(text) for text in _inputs(found)]
+    if not inputs or all(any(_same(use, item(text)) for text in inputs) for use in uses):
+        return step, list(needs)
+    runs = math.ceil(made.count / (out.count or 1))
+    plain = _ASIDE.sub(" ", fact.lower())
+    used, burned, tool = [], "", found["tool"] or ""
+    for text in inputs:
+        scaled = _times(text, runs)
+        role = re.search(re.escape(text) + r"\s+as\s+(\w+)", plain)  # "1 planks as fuel"
+        if role is None:
+            used.append(scaled)
+        elif not item(text).words & set(_phrase(tool)):  # not named by the step already
+            burned += f" using {scaled} as {role.group(1)}"
+    rewritten = (f"{found['verb']} {runs * (out.count or 1)} {found['what']} from "
+                 f"{' and '.join(used)}{burned}{tool}.")
+    kept = [need for need in needs if not any(_same(item(need), use) for use in uses)]
+    return rewritten, [*used, *kept]
+
+
 def agree(step: str, needs: Sequence[str], fact: str) -> tuple[str, list[str]]:
     """A recipe whose inputs the model copied from its quote but whose product count it
     did not ("Craft 9 bone meal from 1 bone" against "1 Bone gives 3 Bone Meal") makes what
