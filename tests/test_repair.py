@@ -265,6 +265,27 @@ def test_what_a_step_burns_is_used_up_when_its_quote_counts_it() -> None:
         ["3 raw iron", "3 oak planks"])
 
 
+def test_what_a_step_names_as_its_tool_or_place_is_needed_once() -> None:
+    from rat_agent.repair import grounded, with_uses
+
+    fact = ("Smelting: 1 Raw Iron (or Iron Ore) + 1 Oak Planks (or Planks of any other kind) "
+            "as fuel gives 1 Iron Ingot in a Furnace (or a Blast Furnace, faster).")
+    smelt = "Smelt 3 iron ingots from raw iron ore using oak planks as fuel in a furnace."
+    # the fuel the quote counts is used up, as often as the step makes its product
+    assert with_uses(smelt, [], fact) == ["3 raw iron ore", "3 oak planks", "a furnace"]
+    mine = "Mine 3 cobblestone from the ground using a Wooden Pickaxe (or better)."
+    cobble = "Mining: mine Stone with a Wooden Pickaxe (or better); it drops 1 Cobblestone."
+    assert with_uses(mine, [], cobble)[-1] == "a wooden pickaxe"
+    # no thing to have: hands, the ground
+    assert with_uses("Craft 4 oak planks from 1 oak log with your hands.", [], "by hand") == \
+        ["1 oak log"]
+    # named by the step, but a quote that says it is not needed does not ground it
+    planks = "Crafting: 1 Oak Log gives 4 Oak Planks. No Crafting Table needed."
+    needs = with_uses("Craft 4 oak planks from 1 oak log in a crafting table.", [], planks)
+    assert needs == ["1 oak log", "a crafting table"]
+    assert grounded(needs, planks) == ["1 oak log"]
+
+
 def test_a_need_is_asked_for_without_the_asides_of_the_page_it_came_from() -> None:
     smelt = "Smelt 3 bricks from 3 clay balls in a furnace."
     assert missing(["a Furnace (or a Smoker, faster)", "3 clay balls (any)"], [], step=smelt) \

@@ -236,14 +236,16 @@ def agree(step: str, needs: Sequence[str], fact: str) -> tuple[str, list[str]]:
 
 
 def with_uses(step: str, needs: Sequence[str], fact: str) -> list[str]:
-    """What the step uses after "from", as the step says it, and what it names with a count
-    after "using" that its quote counts too ("using 1 oak planks as fuel"), then the rest
-    of its needs: the 1.5B model's list of needs often omits what its own step uses ("Craft
-    1 crafting table from 4 oak planks" needs 4 oak planks, listed or not). An input the
-    step does not count is taken as many times as it counts its product ("Smelt 3 iron
-    ingots from raw iron": 3 raw iron), not as a tool that is never used up; a source named
-    with the product's name ("Mine 3 diamonds from diamond ore") is no input. With no quote
-    nothing grounds what the step's words add, and the needs are kept as they are."""
+    """What the step uses after "from", as the step says it, then what it names after
+    "with/in/using", then the rest of its needs: the 1.5B model's list of needs often omits
+    what its own step uses ("Craft 1 crafting table from 4 oak planks" needs 4 oak planks,
+    listed or not) and the furnace it smelts in. An input the step does not count is taken
+    as many times as it counts its product ("Smelt 3 iron ingots from raw iron": 3 raw
+    iron), not as a tool that is never used up; a source named with the product's name
+    ("Mine 3 diamonds from diamond ore") is no input. Its tools and places are needed once
+    (the quote must still name them to be inserted: `grounded`), except what the quote
+    counts, which is used up ("using oak planks as fuel"). With no quote nothing grounds
+    what the step's words add, and the needs are kept as they are."""
     found, made = _recipe(step), product(step)
     if found is None or not fact:
         return list(needs)
@@ -257,10 +259,34 @@ def with_uses(step: str, needs: Sequence[str], fact: str) -> list[str]:
                 continue
             text = f"{made.count} {_LEADING.sub('', text)}"
         uses.append(text.rstrip("."))
-    uses += [text for text in _counted_tools(found["tool"] or "")
-             if _counted_by(item(text), fact)]
+    uses += _tool_uses(found["tool"] or "", made, fact)
     kept = [need for need in needs if not any(_same(item(need), item(u)) for u in uses)]
     return [*uses, *kept]
+
+
+_ROLE = re.compile(r"\s+as\s+.*$")  # "oak planks as fuel" -> "oak planks"
+
+
+def _tool_uses(tool: str, made: Item | None, fact: str) -> list[str]:
+    """The things a step's tool part names ("using oak planks as fuel in a furnace" -> 3
+    oak planks for 3 ingots, a furnace), each as the step uses it."""
+    uses = []
+    for part in _TOOL_MARK.split(tool.lower()):
+        text = _ASIDE.sub("", _ROLE.sub("", part)).strip(" .,")
+        use = item(text)
+        if not use.words or _is_product(use, made):
+            continue
+        if _counted_by(Item(use.words, 1), fact):  # the quote counts it: used up
+            if use.count is None:
+                if made is None or made.count is None:
+                    continue
+                text = f"{made.count} {_LEADING.sub('', text)}"
+        elif use.count is not None or not re.match(r"an? ", text):
+            # a counted tool the quote does not count: as the model listed it; and only
+            # "a thing" is one to have ("with your hands", "from the ground" are not)
+            continue
+        uses.append(text)
+    return uses
 
 
 def _counted_tools(tool: str) -> list[str]:
