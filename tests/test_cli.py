@@ -132,6 +132,14 @@ def test_the_installed_command_reports_errors_without_traceback() -> None:
     )
     assert proc.returncode == 2 and "invalid int value" in proc.stderr
     assert "Traceback" not in proc.stderr
+    # a bad flag is one line naming it and its choices, not the whole usage of `rat ask`
+    proc = subprocess.run(
+        [sys.executable, "-m", "rat_agent.cli", "ask", "hi", "--query-mode", "sideways"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "--query-mode" in proc.stderr and "'llm', 'text'" in proc.stderr
+    assert "rat ask --help" in proc.stderr
     help_text = subprocess.run(
         [sys.executable, "-m", "rat_agent.cli", "--help"], capture_output=True, text=True,
         timeout=60,

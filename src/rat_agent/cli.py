@@ -15,7 +15,7 @@ import sys
 import uuid
 from collections.abc import Sequence
 from dataclasses import fields
-from typing import Any, get_args
+from typing import Any, NoReturn, get_args
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
@@ -51,8 +51,16 @@ CHOICES = {
 }
 
 
+class _Parser(argparse.ArgumentParser):
+    """A bad flag is one line naming it and what it accepts, not the whole usage: `rat ask`
+    has dozens of flags. Subcommands' parsers are of this class too (argparse's default)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}; see `{self.prog} --help`\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="rat",
         description="Retrieval Augmented Thoughts: draft a chain of thought, then check and "
         "revise every step against a knowledge source.",
