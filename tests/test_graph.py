@@ -190,6 +190,19 @@ def test_bad_context_is_a_typed_error() -> None:
         )
 
 
+def test_a_given_setting_beats_the_environment_even_when_it_is_the_default(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from rat_agent import Context
+
+    monkeypatch.setenv("RAT_K", "5")
+    assert Context(k=3).k == 3 and Context().k == 5
+    retriever = ListRetriever(documents=wiki_docs(5))
+    graph = build_graph(llm=plan_model(DRAFT), retriever=retriever)
+    events = list(graph.stream({"question": "q?"}, stream_mode="custom", context={"k": 3}))
+    assert {len(e["sources"]) for e in events} == {3}
+
+
 def test_each_step_emits_a_progress_event() -> None:
     graph = build_graph(llm=plan_model(DRAFT), retriever=ListRetriever(documents=wiki_docs(2)))
     events = list(graph.stream({"question": "q?"}, stream_mode="custom", context={"k": 2}))

@@ -41,8 +41,8 @@ class Context:
     """How one RAT run behaves.
 
     A value comes from the run's `context` first, then from the environment variable
-    `RAT_<FIELD>` (for example `RAT_MODEL`), then from the default. As in LangChain's
-    templates, a run value equal to the default counts as "not given".
+    `RAT_<FIELD>` (for example `RAT_MODEL`), then from the default. A value given is
+    given even when it equals the default: with RAT_K=5 set, `Context(k=3)` has k=3.
     """
 
     method: Method = field(
@@ -266,11 +266,12 @@ class Context:
     )
 
     def __post_init__(self) -> None:
+        given = getattr(self, "_given", frozenset())
         for f in fields(self):
-            if f.default is MISSING:
+            if f.default is MISSING or f.name in given:
                 continue
             env = os.environ.get(ENV_PREFIX + f.name.upper())
-            if env is not None and getattr(self, f.name) == f.default:
+            if env is not None:
                 setattr(self, f.name, convert(f.name, env, type(f.default)))
         self.validate()
 
@@ -317,3 +318,16 @@ def convert(name: str, raw: str, kind: type[Any], where: str = "") -> Any:
         return kind(raw)
     except ValueError:
         raise ConfigError(f"{where}={raw!r} is not a valid {kind.__name__}") from None
+
+
+_dataclass_init = Context.__init__
+
+
+def _init(self: Context, **given: Any) -> None:
+    # The generated __init__ cannot tell a value given from its default; the environment
+    # must fill only what was not given (LangGraph builds the context as Context(**values)).
+    object.__setattr__(self, "_given", frozenset(given))
+    _dataclass_init(self, **given)
+
+
+Context.__init__ = _init  # type: ignore[method-assign]
