@@ -266,7 +266,7 @@ class Context:
     )
 
     def __post_init__(self) -> None:
-        given = getattr(self, "_given", frozenset())
+        given: frozenset[str] = getattr(self, "_given", frozenset())
         for f in fields(self):
             if f.default is MISSING or f.name in given:
                 continue
