@@ -9,7 +9,7 @@ from fakes import ListRetriever, ScriptedModel, current_step, plan_model, prompt
 from langchain_core.messages import BaseMessage
 from langgraph.types import RetryPolicy
 
-from rat_agent import ConfigError, ModelError, build_graph
+from rat_agent import ConfigError, build_graph
 from rat_agent.errors import RetrievalError
 
 DRAFT = "STEP 1: chop wood\nSTEP 2: craft planks\nSTEP 3: build a table\nSTEP 4: make sticks"
@@ -175,10 +175,51 @@ def test_a_bad_retriever_setting_fails_the_run_not_the_step() -> None:
         run(plan_model(DRAFT), Misconfigured(documents=[]), query_mode="text")
 
 
-def test_empty_draft_is_a_typed_error() -> None:
+def test_empty_draft_is_a_typed_error_asked_once() -> None:
+    from rat_agent import UnusableReply
+
     model = ScriptedModel(respond=lambda kind, messages: "  ", calls=[])
-    with pytest.raises(ModelError):
+    with pytest.raises(UnusableReply):
         run(model)
+    assert len(model.calls) == 1  # the same prompt gets the same nothing: not retried
+
+
+def _provider_error(status: int) -> Exception:
+    import httpx
+    import openai
+
+    response = httpx.Response(status, request=httpx.Request("POST", "http://127.0.0.1/v1"))
+    return openai.APIStatusError(f"Error code: {status} - refused\nmore detail", response=response,
+                                 body=None)
+
+
+@pytest.mark.parametrize("status", [400, 401, 404])
+def test_a_rejected_request_fails_at_once_in_one_line(status: int) -> None:
+    from rat_agent import RequestRejected
+
+    def refuse(kind: str, messages: list[BaseMessage]) -> str:
+        raise _provider_error(status)
+
+    model = ScriptedModel(respond=refuse, calls=[])
+    with pytest.raises(RequestRejected, match=f"rejected the request \\(HTTP {status}\\)") as err:
+        run(model)
+    assert len(model.calls) == 1 and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("status", [408, 429, 500, 503])
+def test_a_transient_provider_failure_is_retried(status: int) -> None:
+    failures = iter([True, True])
+    planner = plan_model(DRAFT)
+
+    def flaky(kind: str, messages: list[BaseMessage]) -> str:
+        if next(failures, False):
+            raise _provider_error(status)
+        return planner.respond(kind, messages)
+
+    model = ScriptedModel(respond=flaky, calls=[])
+    result = run(model)
+    assert [s["status"] for s in result["steps"]] == ["revised"] * 4
+    assert [kind for kind, _ in model.calls[:3]] == [model.calls[0][0]] * 3  # asked 3 times
 
 
 def test_bad_context_is_a_typed_error() -> None:

@@ -23,6 +23,16 @@ class ModelError(RatError, RuntimeError):
     exit_code = 3
 
 
+class UnusableReply(ModelError):
+    """The model answered with nothing usable (an empty draft or answer): asking the same
+    prompt again is not retried, as a small model at temperature 0 says the same."""
+
+
+class RequestRejected(ModelError):
+    """The provider refused the request (HTTP 4xx other than 408 and 429: a bad key, a bad
+    model name, a prompt too long): retrying cannot fix it."""
+
+
 class RetrievalError(RatError, RuntimeError):
     """The knowledge source could not be built or queried."""
 

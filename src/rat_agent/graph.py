@@ -39,7 +39,13 @@ from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 
 from rat_agent.context import Context
-from rat_agent.errors import ModelError, RetrievalError, SourceUnavailable
+from rat_agent.errors import (
+    ModelError,
+    RequestRejected,
+    RetrievalError,
+    SourceUnavailable,
+    UnusableReply,
+)
 from rat_agent.nodes import (
     RatNodes,
     answer_once,
@@ -50,9 +56,15 @@ from rat_agent.nodes import (
 )
 from rat_agent.state import InputState, OutputState, State
 
-# Transient model failures (a dropped connection, a 5xx) are retried with backoff;
-# configuration errors and unusable replies are not, as retrying cannot fix them.
-MODEL_RETRY = RetryPolicy(max_attempts=3, initial_interval=1.0, retry_on=ModelError)
+
+def _retry_model(exc: Exception) -> bool:
+    """Transient model failures (a dropped connection, a timeout, 429, a 5xx) are retried
+    with backoff; configuration errors, rejected requests and unusable replies are not, as
+    retrying cannot fix them."""
+    return isinstance(exc, ModelError) and not isinstance(exc, UnusableReply | RequestRejected)
+
+
+MODEL_RETRY = RetryPolicy(max_attempts=3, initial_interval=1.0, retry_on=_retry_model)
 
 
 def _retry_retrieval(exc: Exception) -> bool:

@@ -24,7 +24,14 @@ from langgraph.types import Command, interrupt
 
 from rat_agent import evidence, parsing, prompts, repair, thoughts
 from rat_agent.context import Context
-from rat_agent.errors import ConfigError, ModelError, RatError, RetrievalError
+from rat_agent.errors import (
+    ConfigError,
+    ModelError,
+    RatError,
+    RequestRejected,
+    RetrievalError,
+    UnusableReply,
+)
 from rat_agent.memory import Memory, ThoughtRetriever, thought_id
 from rat_agent.retrievers import check_retriever, get_retriever
 from rat_agent.state import DraftMeta, Source, SourceKind, State, Step
@@ -49,6 +56,20 @@ def _skipped(state: State, meta: DraftMeta) -> str:
     if meta["makes"] and not repair.missing([meta["makes"]], state["steps"]):
         return f"{meta['makes']}: already made by an earlier step"
     return ""
+
+
+def _status(exc: Exception) -> int | None:
+    """The HTTP status of a provider's error: openai, anthropic and others carry it as
+    `status_code`, httpx's on its `response`."""
+    status = getattr(exc, "status_code", None)
+    if status is None:
+        status = getattr(getattr(exc, "response", None), "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _schema_options(model: BaseChatModel, schema: dict[str, Any] | None) -> dict[str, Any]:
@@ -91,8 +112,13 @@ class RatNodes:
             reply = model.invoke(messages, **_schema_options(model, schema))
         except RatError:
             raise
-        except Exception as exc:  # any provider's error becomes one typed, retryable error
-            raise ModelError(f"model call failed: {type(exc).__name__}: {exc}") from exc
+        except Exception as exc:  # any provider's error becomes one typed error
+            status = _status(exc)
+            if status is not None and 400 <= status < 500 and status not in (408, 429):
+                raise RequestRejected(f"the model provider rejected the request (HTTP {status}):"
+                                      f" {_first_line(exc)}") from exc
+            raise ModelError(f"model call failed: {type(exc).__name__}: {_first_line(exc)}") \
+                from exc
         content = reply.content
         if isinstance(content, list):  # providers that return content blocks
             content = "".join(
@@ -120,7 +146,7 @@ class RatNodes:
         if self._plans(ctx) and ctx.draft == "goal":
             goal = self._goal(ctx, question)
             if not goal:
-                raise ModelError("the model named no goal for the task; try again or use "
+                raise UnusableReply("the model named no goal for the task; try again or use "
                                  "another model")
             drafts = [prompts.REPAIR_DRAFT.format(need=goal)]
             meta: list[DraftMeta] = []
@@ -130,7 +156,7 @@ class RatNodes:
             drafts = parsing.merge_tail([s for s in steps if parsing.is_useful(s)],
                                         ctx.max_steps)
             if not drafts:
-                raise ModelError(
+                raise UnusableReply(
                     "the model returned an empty draft; try again or use another model")
             goal, meta = self._stop_at_goal(ctx, question, drafts)
         return {
@@ -462,7 +488,7 @@ def direct(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[str
     question = _question(state)
     answer = parsing.strip_thinking(nodes.ask(ctx, prompts.direct_messages(question))).strip()
     if not answer:
-        raise ModelError("the model returned an empty answer")
+        raise UnusableReply("the model returned an empty answer")
     return {"question": question, "answer": answer, "steps": [], "drafts": [],
             "settings": asdict(ctx), "thoughts": []}
 
@@ -505,7 +531,7 @@ def answer_once(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dic
     texts = parsing.merge_tail(parsing.drop_repeats(parsing.split_steps(reply)), ctx.max_steps)
     texts = [t for t in texts if parsing.is_useful(t)] or list(drafts)
     if not texts:
-        raise ModelError("the model returned an empty answer")
+        raise UnusableReply("the model returned an empty answer")
     sources = [_source(d) for d in documents]
     steps: list[Step] = [{
         "draft": drafts[n] if n < len(drafts) else "",
