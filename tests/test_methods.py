@@ -147,3 +147,24 @@ def answering(respond: Any) -> Any:
     def wrapped(kind: str, messages: list[BaseMessage]) -> str:
         return "def final(): ..." if kind == "answer" else str(respond(kind, messages))
     return wrapped
+
+
+def test_baselines_retry_a_failing_source_as_rat_does() -> None:
+    from langgraph.types import RetryPolicy
+
+    fast = RetryPolicy(max_attempts=3, initial_interval=0.01, jitter=False,
+                       retry_on=lambda exc: True)
+    for method in ("rag", "cot_rag"):
+        failures = iter([True, True])
+        retriever = ListRetriever(documents=wiki_docs(3),
+                                  fail=lambda q, failures=failures: next(failures, False))
+        graph = build_graph(llm=model(), retriever=retriever, retrieval_retry=fast)
+        result = graph.invoke({"question": QUESTION}, context={"method": method, "k": 2})
+        assert len(retriever.queries) == 3 and len(set(retriever.queries)) == 1
+        assert all(len(s["sources"]) == 2 for s in result["steps"])
+        # a source that never answers: the baseline answers without documents, and says so
+        down = ListRetriever(documents=wiki_docs(3), fail=lambda q: True)
+        graph = build_graph(llm=model(), retriever=down, retrieval_retry=fast)
+        result = graph.invoke({"question": QUESTION}, context={"method": method, "k": 2})
+        assert len(down.queries) == 3 and result["answer"]
+        assert all(s["sources"] == [] for s in result["steps"])

@@ -53,6 +53,7 @@ from rat_agent.nodes import (
     direct,
     has_next_step,
     retrieve_once,
+    retrieve_once_failed,
 )
 from rat_agent.state import InputState, OutputState, State
 
@@ -133,7 +134,8 @@ def build_graph(
     builder.add_node("remember", nodes.remember)
     # the baselines (method != "rat"), sharing the model, retriever and budgets
     builder.add_node("direct", partial(direct, nodes), retry_policy=MODEL_RETRY)
-    builder.add_node("retrieve_once", partial(retrieve_once, nodes))
+    builder.add_node("retrieve_once", partial(retrieve_once, nodes), retry_policy=retrieval_retry,
+                     error_handler=retrieve_once_failed)
     builder.add_node("answer_once", partial(answer_once, nodes), retry_policy=MODEL_RETRY)
 
     builder.add_conditional_edges(START, route_start, ["direct", "retrieve_once", "draft_cot"])

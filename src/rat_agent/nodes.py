@@ -493,27 +493,40 @@ def direct(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[str
             "settings": asdict(ctx), "thoughts": []}
 
 
-def retrieve_once(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """RAG: one retrieval with the task as the query; CoT+RAG: with the whole draft."""
-    ctx = context_of(runtime)
+def _once(state: State, ctx: Context) -> tuple[str, dict[str, Any]]:
+    """The baseline's one query, and the state a RAG run starts with."""
     if ctx.method == "rag":
         question = _question(state)
-        query, update = question, {"question": question, "drafts": [], "steps": [],
-                                   "settings": asdict(ctx), "thoughts": []}
-    else:
-        query, update = parsing.format_steps(state["drafts"]), {}
+        return question, {"question": question, "drafts": [], "steps": [],
+                          "settings": asdict(ctx), "thoughts": []}
+    return parsing.format_steps(state["drafts"]), {}
+
+
+def retrieve_once(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """RAG: one retrieval with the task as the query; CoT+RAG: with the whole draft.
+    Failures are retried by the same policy as rat's `retrieve`."""
+    ctx = context_of(runtime)
+    query, update = _once(state, ctx)
     thoughts_found, problem = recall(ctx, query)
-    try:
-        docs = nodes.search(ctx, query)
-    except ConfigError:
-        raise
-    except RatError as exc:  # a baseline without its documents still answers
-        log.warning("retrieval failed: %s", exc)
-        return {**update, "query": query,
-                "documents": focus(ctx, thoughts_found, [query]).documents,
-                "retrieval_error": f"retrieval failed: {exc}"}
+    docs = nodes.search(ctx, query)
     found = focus(ctx, [*docs, *thoughts_found], [query]).documents
     return {**update, "query": query, "documents": found, "retrieval_error": problem}
+
+
+def retrieve_once_failed(state: State, runtime: Runtime[Context],
+                         error: NodeError) -> Command[str]:
+    """After the last retry a baseline answers without its documents, as a rat step is
+    kept unrevised; bad settings fail the run."""
+    if not isinstance(error.error, RetrievalError):
+        raise error.error
+    ctx = context_of(runtime)
+    query, update = _once(state, ctx)
+    log.warning("retrieval failed: %s", error.error)
+    thoughts_found, _ = recall(ctx, query)
+    return Command(update={**update, "query": query,
+                           "documents": focus(ctx, thoughts_found, [query]).documents,
+                           "retrieval_error": f"retrieval failed: {error.error}"},
+                   goto="answer_once")
 
 
 def answer_once(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
