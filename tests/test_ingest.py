@@ -250,3 +250,18 @@ def test_the_ingest_graph_for_the_server(docs: Path) -> None:
     assert result["failed"] == [[str(docs / "nope.md"), "no such file or folder"]]
     schema = ingest_graph.get_input_jsonschema()
     assert set(schema["required"]) == {"paths", "collection"}
+
+
+def test_a_users_collection_searches_words_a_domain_would_drop(tmp_path: Path) -> None:
+    """The lexical half of search keeps "make", "use" and "get" for users' own collections;
+    only the Minecraft corpus drops them, as every question there has them."""
+    folder = tmp_path / "tools"
+    folder.mkdir()
+    (folder / "make.md").write_text("# Build tool\n\nRun make to rebuild what changed.\n")
+    (folder / "other.md").write_text("# Build tool\n\nRun ninja to rebuild what changed.\n")
+    assert ingest.ingest([str(folder)], collection="tools").failed == []
+    lexical = qdrant.QdrantRetriever(collection="tools", k=1, mode="sparse")
+    assert [Path(d.metadata["source"]).name for d in lexical.invoke("make")] == ["make.md"]
+    from rat_agent.retrievers import minecraft
+
+    assert {"make", "use", "get", "minecraft"} <= minecraft.STOPWORDS

@@ -27,11 +27,13 @@ _PREFETCH = 40  # candidates each ranking hands to the fusion
 # "hybrid_rrf" is kept for comparison in the benchmark.
 SearchMode = Literal["hybrid", "hybrid_rrf", "dense", "sparse"]
 
-_STOPWORDS = frozenset({
-    "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "get",
-    "getting", "how", "i", "in", "into", "is", "it", "its", "make", "me", "minecraft", "my",
-    "obtain", "of", "on", "or", "the", "to", "use", "using", "what", "where", "which", "with",
-    "you", "your",
+# English function words only: this search serves users' own collections and the thought
+# memory, where "make", "use" or a product's name may be the word that matters. A domain
+# adds its own (the Minecraft corpus drops "minecraft", "obtain", "make" ...).
+STOPWORDS = frozenset({
+    "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from",
+    "how", "i", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "the", "to",
+    "what", "where", "which", "with", "you", "your",
 })
 _WORD = re.compile(r"[a-z0-9]+")
 _TITLE_WEIGHT = 2.0  # per word of a matched title phrase
@@ -47,8 +49,8 @@ def _stem(word: str) -> str:
     return word
 
 
-def words(text: str) -> list[str]:
-    return [_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOPWORDS]
+def words(text: str, stopwords: frozenset[str] = STOPWORDS) -> list[str]:
+    return [_stem(w) for w in _WORD.findall(text.lower()) if w not in stopwords]
 
 
 def _index(token: str) -> int:
@@ -60,7 +62,8 @@ def _title_token(title_words: Sequence[str]) -> str:
 
 
 def sparse_documents(
-    texts: Sequence[str], titles: Sequence[Sequence[str]], average: float | None = None
+    texts: Sequence[str], titles: Sequence[Sequence[str]], average: float | None = None,
+    stopwords: frozenset[str] = STOPWORDS,
 ) -> list[models.SparseVector]:
     """BM25 term weights (saturated, length-normalized tf); Qdrant multiplies in the IDF.
 
@@ -68,7 +71,7 @@ def sparse_documents(
     ingot", not just "iron") finds that one text above all those mentioning it. `average`
     is the corpus's mean length in words; a growing collection passes a fixed estimate.
     """
-    tokenized = [words(" ".join([*names, text])) for text, names in
+    tokenized = [words(" ".join([*names, text]), stopwords) for text, names in
                  zip(texts, titles, strict=True)]
     if average is None:
         average = sum(map(len, tokenized)) / max(len(tokenized), 1)
@@ -78,14 +81,14 @@ def sparse_documents(
         weights = {
             _index(word): tf * (_K1 + 1) / (tf + norm) for word, tf in Counter(text_words).items()
         }
-        for title in {_title_token(words(name)) for name in names}:
+        for title in {_title_token(words(name, stopwords)) for name in names}:
             weights[_index(title)] = 1.0
         vectors.append(models.SparseVector(indices=list(weights), values=list(weights.values())))
     return vectors
 
 
-def sparse_query(text: str) -> models.SparseVector:
-    query_words = words(text)
+def sparse_query(text: str, stopwords: frozenset[str] = STOPWORDS) -> models.SparseVector:
+    query_words = words(text, stopwords)
     weights: dict[int, float] = {_index(word): 1.0 for word in query_words}
     # Every phrase of up to 5 words might be a title; longer matches weigh more.
     for size in range(1, min(len(query_words), 5) + 1):
@@ -113,13 +116,15 @@ def search(
     k: int,
     mode: SearchMode = "hybrid",
     query_filter: models.Filter | None = None,
+    stopwords: frozenset[str] = STOPWORDS,
 ) -> list[Document]:
-    """Top-`k` documents of a collection in langchain-qdrant's payload layout."""
+    """Top-`k` documents of a collection in langchain-qdrant's payload layout; `stopwords`
+    must be those its sparse vectors were made with."""
     query = query.strip()
     if k < 1 or not query:
         return []
     dense_query = None if mode == "sparse" else get_embeddings().embed_query(query)
-    lexical = sparse_query(query)
+    lexical = sparse_query(query, stopwords)
     if mode == "dense":
         result = client.query_points(collection, query=dense_query, using=DENSE, limit=k,
                                      query_filter=query_filter, with_payload=True)

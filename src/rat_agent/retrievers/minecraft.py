@@ -33,13 +33,19 @@ from rat_agent.errors import RetrievalError
 from rat_agent.paths import cache_dir
 from rat_agent.retrievers import hybrid
 from rat_agent.retrievers.hybrid import DENSE, SPARSE, SearchMode
-from rat_agent.retrievers.minecraft_corpus import Page, build_pages, corpus_fingerprint
+from rat_agent.retrievers.minecraft_corpus import (
+    QUESTION_WORDS,
+    Page,
+    build_pages,
+    corpus_fingerprint,
+)
 
 SOURCE_PREFIX = "minecraft-corpus:"
 COLLECTION = "minecraft"
 # Bump when the way pages become vectors changes (sparse encoder, payload layout).
 INDEX_VERSION = "1"
 _FINGERPRINT_FILE = "fingerprint.json"
+STOPWORDS = hybrid.STOPWORDS | QUESTION_WORDS
 _VECTORS_FILE = "dense.npy"
 _STALE_BUILD_S = 3600  # an unfinished build folder older than this belongs to a dead process
 
@@ -64,7 +70,8 @@ def _metadata(page: Page) -> dict[str, str]:
 def _fill(client: QdrantClient, pages: Sequence[Page], dense: np.ndarray) -> None:
     hybrid.create_collection(client, COLLECTION)
     sparse = hybrid.sparse_documents([page.text for page in pages],
-                                     [(page.title, page.id) for page in pages])
+                                     [(page.title, page.id) for page in pages],
+                                     stopwords=STOPWORDS)
     points = [
         models.PointStruct(
             id=_point_id(page.id),
@@ -96,7 +103,8 @@ class MinecraftIndex:
     def search(self, query: str, k: int, mode: SearchMode = "hybrid") -> list[Document]:
         try:
             with self.lock:
-                return hybrid.search(self.client, COLLECTION, query, k, mode)
+                return hybrid.search(self.client, COLLECTION, query, k, mode,
+                                     stopwords=STOPWORDS)
         except Exception as exc:  # qdrant raises several unrelated types
             raise RetrievalError(f"Minecraft index query failed: {exc}") from exc
 

@@ -17,6 +17,10 @@ from typing import Any
 
 from rat_agent.errors import RetrievalError
 
+# Words every Minecraft question has ("how do I obtain X in Minecraft", "make", "get"),
+# dropped from the corpus's lexical search on top of the generic function words.
+QUESTION_WORDS = frozenset({"get", "getting", "make", "minecraft", "obtain", "use", "using"})
+
 MINECRAFT_VERSION = "1.20"
 # Bump when the page wording changes, so cached indexes are rebuilt.
 CORPUS_VERSION = "7"

@@ -44,6 +44,7 @@ from rat_agent.fetch import TIMEOUT, Fetched, FetchError, UnsafeURLError, afetch
 from rat_agent.fetch import USER_AGENT as _FETCH_AGENT
 from rat_agent.paths import cache_dir
 from rat_agent.retrievers import hybrid
+from rat_agent.retrievers.minecraft_corpus import QUESTION_WORDS
 
 log = logging.getLogger(__name__)
 
@@ -502,7 +503,8 @@ class MinecraftWikiRetriever(BaseRetriever):
 
 def _keywords(text: str) -> set[str]:
     """The corpus index's own words (plural folding included), less this module's stopwords."""
-    return {w for w in hybrid.words(text) if w not in _STOPWORDS}
+    return {w for w in hybrid.words(text, hybrid.STOPWORDS | QUESTION_WORDS)
+            if w not in _STOPWORDS}
 
 
 def lexical_candidates(query: str, texts: Sequence[str], limit: int) -> list[int]:
