@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --disable-pip-version-check -q -c constraints.txt
 QUESTION ?= How do I obtain a diamond pickaxe in Minecraft?
 
-.PHONY: install install-test demo test lint bench clean
+.PHONY: install install-test demo test test-fast lint bench clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -29,6 +29,10 @@ lint: install-test
 
 test: lint
 	$(VENV)/bin/python -m pytest -q
+
+# The inner loop: the unit tests (fake models, real Qdrant, embeddings and SQLite), no lint.
+test-fast: install-test
+	$(VENV)/bin/python -m pytest -q tests/unit
 
 bench: install
 	$(PY) benchmarks/recall.py

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from rat_agent.eval.ablation import cases, corpus_search, run
-from rat_agent.eval.minecraft import load_tasks
+from rat_agent.minecraft.tasks import load_tasks
 
 RESULTS = Path(__file__).parent / "results" / "ablation.md"
 NAMES = {"rag": "task as query (RAG)", "cot_rag": "whole draft as query (CoT+RAG)",

@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 
 from rat_agent import Context, build_graph
-from rat_agent.models import get_chat_model
-from rat_agent.retrievers import get_retriever
-from rat_agent.stats import RunStats
+from rat_agent.providers.chat import get_chat_model
+from rat_agent.providers.stats import RunStats
+from rat_agent.retrieval import get_retriever
 
 QUESTION = "How do I obtain a diamond pickaxe in Minecraft?"
 OUT = Path(__file__).parent / "results" / "demo.md"

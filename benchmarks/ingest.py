@@ -30,7 +30,7 @@ TARGET = 0.8
 
 
 def write_corpus(folder: Path, pages: int) -> None:
-    from rat_agent.retrievers.minecraft_corpus import build_pages
+    from rat_agent.minecraft.corpus import build_pages
 
     docs = folder / "docs"
     docs.mkdir()
@@ -56,13 +56,13 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def run(corpus: Path, argv: list[str]) -> None:
-    from rat_agent import ingest
-    from rat_agent.embeddings import get_embeddings
+    from rat_agent.ingest import pipeline
+    from rat_agent.providers.embeddings import get_embeddings
 
     embeddings = get_embeddings()
     embeddings.embed_documents(["warm up the model"] * 8)
-    items, _ = ingest.discover([str(corpus)])
-    texts = [c.text for item in items for c in ingest.chunk(ingest.load(item))]
+    items, _ = pipeline.discover([str(corpus)])
+    texts = [c.text for item in items for c in pipeline.chunk(pipeline.load(item))]
     files = len(items)
 
     def raw() -> float:
@@ -72,11 +72,11 @@ def run(corpus: Path, argv: list[str]) -> None:
 
     raw_before = raw()
     started = time.perf_counter()
-    report = ingest.ingest([str(corpus)], collection="bench")
+    report = pipeline.ingest([str(corpus)], collection="bench")
     ingest_s = time.perf_counter() - started
     raw_after = raw()
     started = time.perf_counter()
-    again = ingest.ingest([str(corpus)], collection="bench")
+    again = pipeline.ingest([str(corpus)], collection="bench")
     again_s = time.perf_counter() - started
 
     assert report.added == len(texts), (report, len(texts))
@@ -93,7 +93,7 @@ def run(corpus: Path, argv: list[str]) -> None:
         f"- machine: {platform.machine()}, {os.cpu_count()} cores, CPython "
         f"{platform.python_version()}, CPU only",
         f"- input: {files} files (Minecraft pages as Markdown, this project's Python "
-        f"sources), {len(texts)} chunks of at most {ingest.CHUNK_TOKENS} tokens",
+        f"sources), {len(texts)} chunks of at most {pipeline.CHUNK_TOKENS} tokens",
         "- store: embedded Qdrant on disk, a fresh collection",
         "",
         "| what | seconds | chunks/s | ratio to raw |",

@@ -17,7 +17,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from rat_agent.eval.evolution import plot, run_sequence, table
-from rat_agent.eval.minecraft import load_tasks
+from rat_agent.minecraft.tasks import load_tasks
 
 RESULTS = Path(__file__).parent / "results"
 

@@ -26,10 +26,12 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from rat_agent import Context, build_graph
-from rat_agent.eval.minecraft import load_tasks, parse_steps, reference_plan
-from rat_agent.models import get_chat_model
-from rat_agent.retrievers import get_retriever
-from rat_agent.stats import RunStats
+from rat_agent.minecraft.planner import reference_plan
+from rat_agent.minecraft.simulator import parse_steps
+from rat_agent.minecraft.tasks import load_tasks
+from rat_agent.providers.chat import get_chat_model
+from rat_agent.providers.stats import RunStats
+from rat_agent.retrieval import get_retriever
 
 OUT = Path(__file__).parent / "results" / "performance.md"
 # Each arm: a label and its context. Repair, min_support and stop_at_goal are off in every

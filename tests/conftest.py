@@ -23,11 +23,11 @@ def keep_unsupported_steps(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def fresh_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """An empty data folder (embedded Qdrant, memory, runs) and no retriever built earlier."""
-    from rat_agent import retrievers
-    from rat_agent.retrievers import qdrant
+    from rat_agent import retrieval
+    from rat_agent.retrieval.qdrant import client as qdrant
 
     monkeypatch.setenv("RAT_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.delenv("QDRANT_URL", raising=False)
-    retrievers._cache.clear()
+    retrieval.clear_cache()
     yield
     qdrant.close_clients()

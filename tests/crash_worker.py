@@ -28,8 +28,8 @@ from typing import Any
 from fakes import ListRetriever, ScriptedModel, current_step, plan_model, prompt_text, wiki_docs
 from langchain_core.messages import BaseMessage
 
-from rat_agent.checkpoints import checkpointer, sqlite_saver, unfinished
-from rat_agent.graph import build_graph
+from rat_agent.agent.graph import build_graph
+from rat_agent.persistence.checkpoints import checkpointer, sqlite_saver, unfinished
 
 DRAFT = "\n".join(f"STEP {n}: task part {n}" for n in range(1, 6))
 

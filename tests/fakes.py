@@ -13,7 +13,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.retrievers import BaseRetriever
 from pydantic import Field
 
-from rat_agent import prompts
+from rat_agent.agent import prompts
 
 
 def prompt_text(messages: list[BaseMessage]) -> str:

@@ -9,13 +9,13 @@ import os
 import signal
 import sys
 
-from rat_agent import ingest
+from rat_agent.ingest import pipeline
 
 
 def main() -> None:
     data_dir, collection, kill_after, *paths = sys.argv[1:]
     os.environ["RAT_DATA_DIR"] = data_dir
-    real_store = ingest._store
+    real_store = pipeline._store
     stored = 0
 
     def store(*args: object, **kwargs: object) -> None:
@@ -25,8 +25,8 @@ def main() -> None:
         if stored == int(kill_after):
             os.kill(os.getpid(), signal.SIGKILL)
 
-    ingest._store = store  # type: ignore[assignment]
-    ingest.ingest(paths, collection=collection, batch=4)
+    pipeline._store = store  # type: ignore[assignment]
+    pipeline.ingest(paths, collection=collection, batch=4)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,12 @@
-"""Retrieval Augmented Thoughts (RAT) as a LangGraph agent."""
+"""Retrieval Augmented Thoughts (RAT) as a LangGraph agent.
 
-from rat_agent.context import Context
+The public surface; everything else is imported by its full path (see the README's
+"How it works").
+"""
+
+from rat_agent.agent.context import Context
+from rat_agent.agent.graph import build_graph
+from rat_agent.agent.tool import as_tool
 from rat_agent.errors import (
     ConfigError,
     ModelError,
@@ -9,7 +15,6 @@ from rat_agent.errors import (
     RetrievalError,
     UnusableReply,
 )
-from rat_agent.graph import build_graph
 
 __all__ = ["ConfigError", "Context", "ModelError", "RatError", "RequestRejected", "RetrievalError",
-           "UnusableReply", "build_graph"]
+           "UnusableReply", "as_tool", "build_graph"]

@@ -16,8 +16,10 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from rat_agent.eval.minecraft import Task, parse_steps, reference_plan, resolve_item
-from rat_agent.parsing import format_steps
+from rat_agent.agent.parsing import format_steps
+from rat_agent.minecraft.planner import reference_plan
+from rat_agent.minecraft.simulator import parse_steps, resolve_item
+from rat_agent.minecraft.tasks import Task
 
 QUERIES = ("rag", "cot_rag", "rat")
 _PRODUCT = re.compile(r"^(?:craft|smelt)\s+\d+\s+(?:.+?\s+into\s+)?(?P<item>[a-z ]+?)"
@@ -104,6 +106,8 @@ def run(step_cases: Sequence[StepCase], search: Search, k: int = 3) -> list[Scor
 
 def corpus_search(query_text: str, k: int) -> list[str]:
     """The offline Minecraft retriever, as RAT uses it; page ids, best first."""
-    from rat_agent.retrievers.minecraft import get_index
+    from rat_agent.agent.context import Context
+    from rat_agent.retrieval import get_retriever
 
-    return [str(d.metadata["id"]) for d in get_index().search(query_text, k)]
+    retriever = get_retriever(Context(retriever="minecraft", source="offline", k=k))
+    return [str(d.metadata["id"]) for d in retriever.invoke(query_text)]

@@ -25,10 +25,12 @@ from typing import Any
 
 from rat_agent.errors import ConfigError, RatError
 from rat_agent.eval.ablation import product_of
-from rat_agent.eval.minecraft import Task, check_plan, parse_steps, reference_plan
-from rat_agent.memory import Memory
+from rat_agent.memory.store import Memory
+from rat_agent.minecraft.corpus import SOURCE_PREFIX
+from rat_agent.minecraft.planner import reference_plan
+from rat_agent.minecraft.simulator import check_plan, parse_steps
+from rat_agent.minecraft.tasks import Task
 from rat_agent.paths import data_dir
-from rat_agent.retrievers.minecraft import SOURCE_PREFIX
 
 ARMS = ("no memory", "memory")
 
@@ -86,8 +88,8 @@ def run_sequence(
     The memory arm's collection is named after the settings, so a resumed run finds the
     thoughts of the tasks before it, and a fresh run (no saved points) starts it empty.
     """
-    from rat_agent.graph import build_graph
-    from rat_agent.stats import RunStats
+    from rat_agent.agent.graph import build_graph
+    from rat_agent.providers.stats import RunStats
 
     graph = graph or build_graph()
     settings = {**context, "method": "rat"}

@@ -165,7 +165,7 @@ def ensure_docs_collection(collection: str = DOCS_COLLECTION,
     Ingest is incremental, so running it every time costs a second and repairs a build that
     was interrupted; the files stay under the data folder as the sources the steps cite.
     """
-    from rat_agent.ingest import ingest
+    from rat_agent.ingest.pipeline import ingest
 
     folder = data_dir() / "python-docs" / f"{sys.version_info[0]}.{sys.version_info[1]}"
     report = ingest([str(p) for p in write_docs(folder, topics)], collection=collection)

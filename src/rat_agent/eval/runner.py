@@ -19,9 +19,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from rat_agent.context import Context, Method
+from rat_agent.agent.context import Context, Method
 from rat_agent.errors import ConfigError
-from rat_agent.eval.minecraft import Task, check_plan, load_tasks
+from rat_agent.minecraft.simulator import check_plan
+from rat_agent.minecraft.tasks import Task, load_tasks
 from rat_agent.paths import data_dir
 
 Progress = Callable[[int, int], None]
@@ -61,18 +62,22 @@ Scorer = Callable[[Case, str], Score]
 
 
 _PACKAGE = Path(__file__).resolve().parents[1]
+_HARNESS = frozenset({"eval", "cli", "minecraft/simulator.py", "minecraft/planner.py",
+                      "minecraft/tasks.py"})
 
 
 @functools.cache
 def code_fingerprint(root: Path = _PACKAGE) -> str:
     """A hash of the method's code, the bundled corpus's builder included: a result made by
     other code (a changed repair rule, a changed corpus line) is never reused as if it were
-    this code's. The harness (`eval/`) is left out: it asks and scores, and `--rescore`
-    re-reads stored answers with a changed checker."""
+    this code's. The harness is left out (`eval/`, the CLI, and the simulator, planner and
+    tasks that score): it asks and scores, and `--rescore` re-reads stored answers with a
+    changed checker."""
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
         relative = path.relative_to(root)
-        if relative.parts[0] == "eval" or "__pycache__" in relative.parts:
+        if relative.parts[0] in _HARNESS or str(relative) in _HARNESS \
+                or "__pycache__" in relative.parts:
             continue
         digest.update(str(relative).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:12]
@@ -81,7 +86,7 @@ def code_fingerprint(root: Path = _PACKAGE) -> str:
 def result_key(case: Case, method: str, settings: dict[str, Any]) -> str:
     """What a result depends on: the task and its exact question, every setting as the run
     resolves it (environment included), the wording of every prompt and the code."""
-    from rat_agent import prompts
+    from rat_agent.agent import prompts
 
     resolved = asdict(Context(**{**settings, "method": method}))
     question = hashlib.sha256(case.question.encode()).hexdigest()[:16]
@@ -131,8 +136,8 @@ def run(
     still going, or was stopped). `rescore` scores every cached answer again, with the
     scorer as it is now (after a fix to the checker, say).
     """
-    from rat_agent.graph import build_graph
-    from rat_agent.stats import RunStats
+    from rat_agent.agent.graph import build_graph
+    from rat_agent.providers.stats import RunStats
 
     for method in methods:
         Context(**{**context, "method": method})  # bad settings fail before any work

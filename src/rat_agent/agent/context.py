@@ -1,0 +1,334 @@
+"""Per-run settings. Studio builds its configuration panel from these fields and descriptions."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any, Literal, get_args
+
+from rat_agent.errors import ConfigError
+from rat_agent.retrieval.qdrant.client import DEFAULT_COLLECTION
+
+QueryMode = Literal["llm", "text"]
+ReviseScope = Literal["step", "prefix"]
+Output = Literal["steps", "answer"]
+MinecraftSource = Literal["offline", "wiki", "auto"]
+Method = Literal["rat", "rat_noncausal", "rat_official_layout", "cot_rag", "rag", "cot", "direct"]
+MemoryFrom = Literal["both", "steps", "answer"]
+Evidence = Literal["passages", "documents"]
+Revision = Literal["auto", "grounded", "plain"]
+ReplyFormat = Literal["auto", "json", "text"]
+Draft = Literal["cot", "goal"]
+
+ENV_PREFIX = "RAT_"
+RANGES: dict[str, tuple[float, float]] = {
+    "k": (1, 20),
+    "max_steps": (1, 32),
+    "temperature": (0.0, 2.0),
+    "max_tokens": (16, 8192),
+    "doc_chars": (100, 20000),
+    "evidence_tokens": (50, 8000),
+    "repair_steps": (0, 64),
+    "min_support": (0.0, 1.0),
+    "fact_choices": (1, 50),
+    "memory_k": (0, 20),
+    "memory_min_score": (0.0, 1.0),
+    "memory_novelty": (0.0, 1.0),
+}
+
+
+@dataclass(kw_only=True)
+class Context:
+    """How one RAT run behaves.
+
+    A value comes from the run's `context` first, then from the environment variable
+    `RAT_<FIELD>` (for example `RAT_MODEL`), then from the default. A value given is
+    given even when it equals the default: with RAT_K=5 set, `Context(k=3)` has k=3.
+    """
+
+    method: Method = field(
+        default="rat",
+        metadata={
+            "description": "'rat' (the method); the paper's baselines on the same model, "
+            "retriever and budgets: 'direct' (answer only), 'cot' (the draft only), 'rag' "
+            "(one retrieval with the task, then answer), 'cot_rag' (one retrieval with the "
+            "whole draft, one revision), 'rat_noncausal' (queries from the unrevised draft); "
+            "'rat_official_layout' (RAT prompted as the official code: documents first, "
+            "whole answer rewritten each step)."
+        },
+    )
+    model: str = field(
+        default="local",
+        metadata={
+            "description": "Chat model: 'local' (bundled Qwen2.5-Coder-1.5B), 'local-tiny' "
+            "(SmolLM2-135M, for plumbing tests), any LangChain 'provider:model', "
+            "e.g. 'openai:gpt-4o-mini', or your own as 'package.module:attribute'."
+        },
+    )
+    retriever: str = field(
+        default="minecraft",
+        metadata={
+            "description": "Knowledge source used to check every thought step: 'minecraft', "
+            "'qdrant' (your documents, see `collection`), 'tavily' (web search, needs "
+            "TAVILY_API_KEY) or any LangChain retriever as 'package.module:attribute'."
+        },
+    )
+    collection: str = field(
+        default=DEFAULT_COLLECTION,
+        metadata={"description": "Qdrant collection searched by retriever 'qdrant' "
+                                 "(filled by `rat ingest`)."},
+    )
+    source: MinecraftSource = field(
+        default="offline",
+        metadata={
+            "description": "Where retriever 'minecraft' looks: 'offline' (bundled corpus), "
+            "'wiki' (the live Minecraft Wiki, MINECRAFT_WIKI_API) or 'auto' (the wiki when "
+            "it answers, else offline)."
+        },
+    )
+    fetch_pages: bool = field(
+        default=False,
+        metadata={
+            "description": "Retriever 'tavily': fetch each result's page and keep its "
+            "passages closest to the query, instead of the search snippet."
+        },
+    )
+    k: int = field(
+        default=3,
+        metadata={"description": "Documents retrieved for each thought step (1-20)."},
+    )
+    max_steps: int = field(
+        default=8,
+        metadata={
+            "description": "Most thought steps revised (1-32); a longer draft has its tail "
+            "merged into the last step, never dropped."
+        },
+    )
+    query_mode: QueryMode = field(
+        default="llm",
+        metadata={
+            "description": "'llm': the model writes a short search query for each step; "
+            "'text': the step's own text is the query (no model call)."
+        },
+    )
+    revise_scope: ReviseScope = field(
+        default="step",
+        metadata={
+            "description": "'step': rewrite the current step only, with the revised past as "
+            "context; 'prefix': rewrite the whole answer so far, as the paper's formula does."
+        },
+    )
+    output: Output = field(
+        default="steps",
+        metadata={
+            "description": "'steps': the revised steps are the answer (planning); 'answer': a "
+            "final call writes the full response from them (code, long writing)."
+        },
+    )
+    review_draft: bool = field(
+        default=False,
+        metadata={
+            "description": "Pause after the draft so a person can edit, add or delete steps "
+            "before they are checked (needs a checkpointer; resume with the edited steps)."
+        },
+    )
+    temperature: float = field(
+        default=0.0,
+        metadata={"description": "Sampling temperature of every model call (0-2)."},
+    )
+    max_tokens: int = field(
+        default=512,
+        metadata={"description": "Most tokens the model may write in one reply."},
+    )
+    doc_chars: int = field(
+        default=1200,
+        metadata={
+            "description": "Most characters of each retrieved document shown to the model; "
+            "tight context keeps prompts fast on small local models."
+        },
+    )
+
+    evidence: Evidence = field(
+        default="passages",
+        metadata={
+            "description": "What of the retrieved documents the model reads: 'passages' (the "
+            "passages closest to the step's query and draft, within evidence_tokens, each "
+            "with its document's title and source) or 'documents' (each document whole, cut "
+            "to doc_chars)."
+        },
+    )
+    evidence_tokens: int = field(
+        default=300,
+        metadata={"description": "Token budget of the passages shown for one step or one "
+                                 "retrieval (evidence 'passages'; 50-8000)."},
+    )
+    revision: Revision = field(
+        default="auto",
+        metadata={
+            "description": "'grounded': the revision first quotes the passage that decides the "
+            "step, then writes the step as one action, then names what the step needs (plan "
+            "repair and min_support build on it); 'plain': it writes the revised step only, "
+            "as the paper does; 'auto': grounded when the steps are the answer (output "
+            "'steps', a plan), plain when they lead to a written answer (code, prose)."
+        },
+    )
+
+    def grounded(self) -> bool:
+        """Whether revisions are grounded (and plan repair and min_support apply)."""
+        if self.revision == "auto":
+            return self.output == "steps"
+        return self.revision == "grounded"
+
+    reply_format: ReplyFormat = field(
+        default="auto",
+        metadata={
+            "description": "How a grounded revision replies: 'json' (a JSON schema the server "
+            "enforces, its quote chosen among the passages), 'text' (labelled lines, for any "
+            "model), or 'auto' (json for the bundled local models, text otherwise)."
+        },
+    )
+    min_support: float = field(
+        default=0.4,
+        metadata={
+            "description": "With grounded revisions, a step whose best retrieved passage is "
+            "less similar to it than this (embedding cosine) is dropped: the sources say "
+            "nothing about it, as for 'Find a way out of survival mode' in a crafting plan "
+            "(0 keeps every step; 0-1)."
+        },
+    )
+    draft: Draft = field(
+        default="cot",
+        metadata={
+            "description": "Plans (output 'steps', methods rat and rat_noncausal): 'cot' "
+            "drafts a chain of thought, as the paper does; 'goal' asks only what the task "
+            "asks for and drafts one step that gets it, so plan repair writes the steps before "
+            "it from the sources (for a model whose own drafts are mostly invented)."
+        },
+    )
+    stop_at_goal: bool = field(
+        default=True,
+        metadata={
+            "description": "Plans (output 'steps', methods rat and rat_noncausal): one call "
+            "names what the task asks for, and draft steps after the first one that names it "
+            "are dropped unchecked: the plan ends where the task is done."
+        },
+    )
+    fact_choices: int = field(
+        default=1,
+        metadata={
+            "description": "A JSON revision quotes one of this many passages that match "
+            "its step best (1: the best one, so the step is written from the passage the "
+            "similarity ranking puts first; more lets the model choose; 1-50)."
+        },
+    )
+    repair_steps: int = field(
+        default=24,
+        metadata={
+            "description": "Plan repair: most steps one run may insert for prerequisites a "
+            "grounded revision names and no earlier step made (each inserted step is checked "
+            "in turn); 0 turns repair off (0-64)."
+        },
+    )
+
+    memory: bool = field(
+        default=False,
+        metadata={
+            "description": "Thought memory (Thought-Retriever): every step also retrieves "
+            "checked thoughts of earlier runs, and this run's confident, novel conclusions "
+            "are stored for later ones."
+        },
+    )
+    memory_collection: str = field(
+        default="thoughts",
+        metadata={"description": "Qdrant collection of the thought memory: one per user or "
+                                 "project (`rat memory list` shows it)."},
+    )
+    memory_k: int = field(
+        default=2,
+        metadata={"description": "Most thoughts retrieved for each step, besides the k "
+                                 "documents (0-20; 0 stores thoughts without reading them)."},
+    )
+    memory_min_score: float = field(
+        default=0.5,
+        metadata={"description": "Least cosine similarity between a step's query and a "
+                                 "thought for the thought to be retrieved (0-1)."},
+    )
+    memory_novelty: float = field(
+        default=0.85,
+        metadata={"description": "A new thought is stored only if its cosine similarity to "
+                                 "every stored thought and to the nearest documents is below "
+                                 "this (0-1; the paper uses 0.85)."},
+    )
+    memory_from: MemoryFrom = field(
+        default="both",
+        metadata={"description": "What becomes thoughts: 'steps' (each checked step), "
+                                 "'answer' (the question and final answer) or 'both'; one "
+                                 "model call per thought."},
+    )
+
+    def __post_init__(self) -> None:
+        given: frozenset[str] = getattr(self, "_given", frozenset())
+        for f in fields(self):
+            if f.default is MISSING or f.name in given:
+                continue
+            env = os.environ.get(ENV_PREFIX + f.name.upper())
+            if env is not None:
+                setattr(self, f.name, convert(f.name, env, type(f.default)))
+        self.validate()
+
+    def validate(self) -> None:
+        """Reject bad values here, once, so no node has to guard against them."""
+        for name, (low, high) in RANGES.items():
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ConfigError(f"{name} must be a number, got {value!r}")
+            if not low <= value <= high:
+                raise ConfigError(f"{name} must be between {low:g} and {high:g}, got {value!r}")
+        for name, kind in (("query_mode", QueryMode), ("revise_scope", ReviseScope),
+                           ("output", Output), ("source", MinecraftSource),
+                           ("method", Method), ("memory_from", MemoryFrom),
+                           ("evidence", Evidence), ("revision", Revision),
+                           ("reply_format", ReplyFormat), ("draft", Draft)):
+            choices = get_args(kind)
+            if getattr(self, name) not in choices:
+                raise ConfigError(
+                    f"{name} must be one of {', '.join(choices)}, got {getattr(self, name)!r}"
+                )
+        for name in ("fetch_pages", "review_draft", "memory", "stop_at_goal"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
+        for name in ("model", "retriever", "collection", "memory_collection"):
+            if not str(getattr(self, name)).strip():
+                raise ConfigError(f"{name} must not be empty")
+        if self.memory and self.method in ("direct", "cot"):
+            raise ConfigError(f"memory needs a method that retrieves; {self.method!r} does not")
+
+
+_TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
+
+
+def convert(name: str, raw: str, kind: type[Any], where: str = "") -> Any:
+    """A setting written as text, as its field's type; `where` names it in errors (default:
+    the environment variable)."""
+    where = where or f"environment variable {ENV_PREFIX}{name.upper()}"
+    if kind is bool:  # bool("0") is True
+        if raw.strip().lower() in _TRUE | _FALSE:
+            return raw.strip().lower() in _TRUE
+        raise ConfigError(f"{where}={raw!r} is not true or false")
+    try:
+        return kind(raw)
+    except ValueError:
+        raise ConfigError(f"{where}={raw!r} is not a valid {kind.__name__}") from None
+
+
+_dataclass_init = Context.__init__
+
+
+def _init(self: Context, **given: Any) -> None:
+    # The generated __init__ cannot tell a value given from its default; the environment
+    # must fill only what was not given (LangGraph builds the context as Context(**values)).
+    object.__setattr__(self, "_given", frozenset(given))
+    _dataclass_init(self, **given)
+
+
+Context.__init__ = _init  # type: ignore[method-assign]

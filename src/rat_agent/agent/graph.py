@@ -1,0 +1,167 @@
+"""Algorithm 1 of the RAT paper as a LangGraph graph.
+
+    draft_cot                      T = {T1..Tn} <- p(.|I)
+    [review_draft]                 a person edits T (review_draft=true): pause, resume
+    repeat for i = 1..n:
+        to_query                   Qi  <- ToQuery(I, T*1..i-1, Ti)
+        retrieve                   Ri  <- RetrieveFromCorpus(Qi), cut to the passages
+                                          closest to Qi and Ti (evidence)
+        revise_step                T*i <- p(.|I, T*1..i-1, Ti, Ri)
+        append_next                i   <- i + 1
+    write_answer (output=answer)   the final response from T*1..n
+    remember (memory=true)         thoughts <- p(.|I, T*, answer), kept if confident and novel
+
+Beyond the paper, for plans (output=steps): revise_step may drop Ti (its sources say
+nothing of it, or it comes after the step that reaches the goal), or find that Ti needs
+something no earlier step made; those prerequisites become draft steps before Ti (plan
+repair, bounded by repair_steps), so n grows and each of them goes through the loop, and
+Ti is checked again after them. The loop still moves strictly forward over the plan.
+
+The context's `method` turns the same graph into each of the paper's baselines: direct
+(START -> direct), cot (draft_cot -> END), rag (START -> retrieve_once -> answer_once),
+cot_rag (draft_cot -> retrieve_once -> answer_once), rat_noncausal and rat_official_layout
+(the loop above, with queries from the draft / the official prompts). With output=answer,
+every method that makes steps ends in write_answer. With memory=true, retrieve also reads
+the thought memory, and every method that retrieves ends in remember (Thought-Retriever).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.retrievers import BaseRetriever
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+from langgraph.types import RetryPolicy
+
+from rat_agent.agent.context import Context
+from rat_agent.agent.nodes import (
+    RatNodes,
+    answer_once,
+    context_of,
+    direct,
+    has_next_step,
+    retrieve_once,
+    retrieve_once_failed,
+)
+from rat_agent.agent.state import InputState, OutputState, State
+from rat_agent.errors import (
+    ModelError,
+    RequestRejected,
+    RetrievalError,
+    SourceUnavailable,
+    UnusableReply,
+)
+
+
+def _retry_model(exc: Exception) -> bool:
+    """Transient model failures (a dropped connection, a timeout, 429, a 5xx) are retried
+    with backoff; configuration errors, rejected requests and unusable replies are not, as
+    retrying cannot fix them."""
+    return isinstance(exc, ModelError) and not isinstance(exc, UnusableReply | RequestRejected)
+
+
+MODEL_RETRY = RetryPolicy(max_attempts=3, initial_interval=1.0, retry_on=_retry_model)
+
+
+def _retry_retrieval(exc: Exception) -> bool:
+    """Sources that retry on their own (Tavily) say so with SourceUnavailable."""
+    return isinstance(exc, RetrievalError) and not isinstance(exc, SourceUnavailable)
+
+
+# A source that keeps failing after these leaves its step unrevised (nodes.retrieval_failed).
+RETRIEVAL_RETRY = RetryPolicy(max_attempts=3, initial_interval=0.5, retry_on=_retry_retrieval)
+
+
+# What each router may return: LangGraph reads its edges from these, and mypy checks them.
+AfterAnswer = Literal["remember", "__end__"]
+AfterSteps = Literal["write_answer", AfterAnswer]
+AfterStep = Literal["to_query", AfterSteps]
+AfterDraft = Literal["review_draft", "to_query", "retrieve_once", AfterSteps]
+Start = Literal["direct", "retrieve_once", "draft_cot"]
+
+
+def route_start(state: State, runtime: Runtime[Context]) -> Start:
+    """The paper's one-call baselines skip the draft."""
+    method = context_of(runtime).method
+    if method == "direct":
+        return "direct"
+    return "retrieve_once" if method == "rag" else "draft_cot"
+
+
+def after_draft(state: State, runtime: Runtime[Context]) -> AfterDraft:
+    ctx = context_of(runtime)
+    if ctx.method == "cot":
+        return after_steps(state, runtime)
+    if ctx.method == "cot_rag":
+        return "retrieve_once"
+    return "review_draft" if ctx.review_draft else "to_query"
+
+
+def after_step(state: State, runtime: Runtime[Context]) -> AfterStep:
+    """Loop while draft steps remain; then finish, writing an answer if asked to."""
+    if has_next_step(state):
+        return "to_query"
+    return after_steps(state, runtime)
+
+
+def after_steps(state: State, runtime: Runtime[Context]) -> AfterSteps:
+    """Every method with steps ends in a written response when output=answer (code, say)."""
+    if context_of(runtime).output == "answer":
+        return "write_answer"
+    return after_answer(state, runtime)
+
+
+def after_answer(state: State, runtime: Runtime[Context]) -> AfterAnswer:
+    """With memory on, the finished run's conclusions become thoughts."""
+    return "remember" if context_of(runtime).memory else "__end__"
+
+
+def build_graph(
+    *,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
+    llm: BaseChatModel | None = None,
+    retriever: BaseRetriever | None = None,
+    retrieval_retry: RetryPolicy = RETRIEVAL_RETRY,
+) -> CompiledStateGraph[State, Context, InputState, OutputState]:
+    """The compiled RAT graph; `llm` and `retriever` override what a run's context names."""
+    nodes = RatNodes(llm=llm, retriever=retriever)
+    builder = StateGraph(
+        State, context_schema=Context, input_schema=InputState, output_schema=OutputState
+    )
+    builder.add_node("draft_cot", nodes.draft_cot, retry_policy=MODEL_RETRY)
+    builder.add_node("review_draft", nodes.review_draft)
+    builder.add_node("to_query", nodes.to_query, retry_policy=MODEL_RETRY)
+    builder.add_node("retrieve", nodes.retrieve, retry_policy=retrieval_retry,
+                     error_handler=nodes.retrieval_failed)
+    builder.add_node("revise_step", nodes.revise_step, retry_policy=MODEL_RETRY)
+    builder.add_node("append_next", nodes.append_next)
+    builder.add_node("write_answer", nodes.write_answer, retry_policy=MODEL_RETRY)
+    builder.add_node("remember", nodes.remember)
+    # the baselines (method != "rat"), sharing the model, retriever and budgets
+    builder.add_node("direct", partial(direct, nodes), retry_policy=MODEL_RETRY)
+    builder.add_node("retrieve_once", partial(retrieve_once, nodes), retry_policy=retrieval_retry,
+                     error_handler=retrieve_once_failed)
+    builder.add_node("answer_once", partial(answer_once, nodes), retry_policy=MODEL_RETRY)
+
+    builder.add_conditional_edges(START, route_start)
+    builder.add_conditional_edges("draft_cot", after_draft)
+    builder.add_edge("review_draft", "to_query")
+    builder.add_edge("to_query", "retrieve")
+    builder.add_edge("retrieve", "revise_step")
+    builder.add_edge("revise_step", "append_next")
+    builder.add_conditional_edges("append_next", after_step)
+    builder.add_conditional_edges("write_answer", after_answer)
+    builder.add_edge("remember", END)
+    builder.add_edge("direct", END)
+    builder.add_edge("retrieve_once", "answer_once")
+    builder.add_conditional_edges("answer_once", after_steps)
+    return builder.compile(checkpointer=checkpointer, name="rat")
+
+
+# For `langgraph dev` / LangGraph Server, which brings its own checkpointer.
+graph = build_graph()

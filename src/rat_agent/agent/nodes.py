@@ -1,0 +1,670 @@
+"""The nodes of Algorithm 1: draft_cot, to_query, retrieve, revise_step, append_next.
+
+Each node reads only what the paper's causal formulation allows: the query and the
+revision of step i see the task, the revised steps 1..i-1 and the draft of step i, never
+a later draft step. Every node returns a small update, so a checkpoint after each one
+holds all finished work.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import asdict, replace
+from typing import Any
+
+from langchain_core.documents import Document
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
+from langchain_core.retrievers import BaseRetriever
+from langgraph.config import get_config
+from langgraph.errors import NodeError
+from langgraph.runtime import Runtime
+from langgraph.types import Command, interrupt
+
+from rat_agent.agent import evidence, parsing, prompts, repair, thoughts
+from rat_agent.agent.context import Context
+from rat_agent.agent.state import DraftMeta, Source, SourceKind, State, Step
+from rat_agent.errors import (
+    ConfigError,
+    ModelError,
+    RatError,
+    RequestRejected,
+    RetrievalError,
+    UnusableReply,
+)
+from rat_agent.memory.store import Memory, ThoughtRetriever, thought_id
+from rat_agent.retrieval import check_retriever, get_retriever
+from rat_agent.text import shorten
+
+log = logging.getLogger(__name__)
+SNIPPET_CHARS = 240
+
+
+def context_of(runtime: Runtime[Context] | None) -> Context:
+    """The run's context; a run started without one gets the defaults (and environment)."""
+    if runtime is None or runtime.context is None:
+        return Context()
+    return runtime.context
+
+
+def _skipped(state: State, meta: DraftMeta) -> str:
+    """Why draft step `index` is dropped unchecked, if it is: the goal came before it, or it
+    was inserted for a need that an earlier step has met since (siblings inserted together
+    may each need a crafting table; the first one made it)."""
+    if meta["drop"]:
+        return meta["drop"]
+    if meta["makes"] and not repair.missing([meta["makes"]], state["steps"]):
+        return f"{meta['makes']}: already made by an earlier step"
+    return ""
+
+
+def _status(exc: Exception) -> int | None:
+    """The HTTP status of a provider's error: openai, anthropic and others carry it as
+    `status_code`, httpx's on its `response`."""
+    status = getattr(exc, "status_code", None)
+    if status is None:
+        status = getattr(getattr(exc, "response", None), "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _schema_options(model: BaseChatModel, schema: dict[str, Any] | None) -> dict[str, Any]:
+    """The call options that ask the server to enforce `schema` (none without one)."""
+    if schema is None:
+        return {}
+    wanted = {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema}}
+    body = getattr(model, "extra_body", None)
+    if isinstance(body, dict):
+        # In the request body rather than as `response_format=`, which makes langchain-openai
+        # parse the reply and raise on one cut at max_tokens; parse_revision reads a cut
+        # reply and keeps the draft instead.
+        return {"extra_body": {**body, "response_format": wanted}}
+    return {"response_format": wanted}
+
+
+class RatNodes:
+    """The node functions, bound to an optional model and retriever chosen in code.
+
+    Without overrides, each run builds (once per process, cached) the model and the
+    retriever its context names, so one compiled graph serves runs with different settings.
+    """
+
+    def __init__(self, llm: BaseChatModel | None = None, retriever: BaseRetriever | None = None):
+        self.llm = llm
+        self.retriever = retriever
+
+    def _model(self, ctx: Context) -> BaseChatModel:
+        if self.llm is not None:
+            return self.llm
+        from rat_agent.providers.chat import (
+            get_chat_model,  # lazy: provider clients are slow to import
+        )
+
+        return get_chat_model(ctx.model, temperature=ctx.temperature, max_tokens=ctx.max_tokens)
+
+    def ask(self, ctx: Context, messages: list[BaseMessage],
+            schema: dict[str, Any] | None = None) -> str:
+        """One model call; with `schema`, the server is asked to enforce that JSON."""
+        try:
+            model = self._model(ctx)
+            reply = model.invoke(messages, **_schema_options(model, schema))
+        except RatError:
+            raise
+        except Exception as exc:  # any provider's error becomes one typed error
+            status = _status(exc)
+            if status is not None and 400 <= status < 500 and status not in (408, 429):
+                raise RequestRejected(f"the model provider rejected the request (HTTP {status}):"
+                                      f" {_first_line(exc)}") from exc
+            raise ModelError(f"model call failed: {type(exc).__name__}: {_first_line(exc)}") \
+                from exc
+        content = reply.content
+        if isinstance(content, list):  # providers that return content blocks
+            content = "".join(
+                b if isinstance(b, str) else str(b.get("text", "")) for b in content
+            )
+        return str(content)
+
+    def constrained(self, ctx: Context) -> bool:
+        """Whether grounded revisions reply in schema-enforced JSON (reply_format)."""
+        if ctx.reply_format != "auto":
+            return ctx.reply_format == "json"
+        from rat_agent.providers.chat import (
+            LOCAL_MODELS,  # llama.cpp enforces a schema as a grammar
+        )
+
+        return self.llm is None and ctx.model in LOCAL_MODELS
+
+    # --- Algorithm 1 -----------------------------------------------------------------
+
+    def draft_cot(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        """T = p(.|I): a zero-shot, step-by-step draft, split into at most max_steps steps."""
+        ctx = context_of(runtime)
+        check_sources(self, ctx)
+        question = _question(state)
+        if self._plans(ctx) and ctx.draft == "goal":
+            goal = self._goal(ctx, question)
+            if not goal:
+                raise UnusableReply("the model named no goal for the task; try again or use "
+                                 "another model")
+            drafts = [prompts.REPAIR_DRAFT.format(need=goal)]
+            meta: list[DraftMeta] = []
+        else:
+            reply = self.ask(ctx, prompts.draft_messages(question, ctx.max_steps))
+            steps = parsing.drop_repeats(parsing.split_steps(reply))
+            drafts = parsing.merge_tail([s for s in steps if parsing.says_something(s)],
+                                        ctx.max_steps)
+            if not drafts:
+                raise UnusableReply(
+                    "the model returned an empty draft; try again or use another model")
+            goal, meta = self._stop_at_goal(ctx, question, drafts)
+        # method "cot" stops here: the draft is the answer
+        answer = parsing.format_steps(drafts) if ctx.method == "cot" else ""
+        return start_run(question, ctx, drafts=drafts, goal=goal, meta=meta, index=0,
+                         answer=answer)
+
+    @staticmethod
+    def _plans(ctx: Context) -> bool:
+        """Whether this run writes a plan the goal settings apply to."""
+        return ctx.output == "steps" and ctx.method in ("rat", "rat_noncausal")
+
+    def _goal(self, ctx: Context, question: str) -> str:
+        return parsing.clean_query(self.ask(ctx, prompts.goal_messages(question))).rstrip(".")
+
+    def _stop_at_goal(self, ctx: Context, question: str,
+                      drafts: list[str]) -> tuple[str, list[DraftMeta]]:
+        """A plan ends where the task is done: draft steps after the first one that names
+        what the task asks for are dropped unchecked (small models go on past the goal)."""
+        if not (ctx.stop_at_goal and self._plans(ctx)):
+            return "", []
+        goal = self._goal(ctx, question)
+        last = repair.goal_step(goal, drafts)
+        if last is None:
+            return goal, []
+        meta = [repair.meta_at([], n) for n in range(len(drafts))]
+        for n in range(last + 1, len(drafts)):
+            meta[n]["drop"] = f"the task is done at step {last + 1}, which names {goal!r}"
+        return goal, meta
+
+    def review_draft(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        """With review_draft on: pause with the draft steps until a person edits or accepts them.
+
+        Resume with `Command(resume=...)`: True or {"accept": True} keeps the draft;
+        {"drafts": [...]}, a list of steps, or a text of "STEP k:" lines replaces it.
+        (LangGraph reads resume=None as "no resume" and {} as an empty map of interrupts.)
+        """
+        payload: dict[str, Any] = {"question": state["question"], "drafts": state["drafts"]}
+        while True:  # a bad answer asks again, saying why, rather than failing the run
+            reply = interrupt(payload)
+            try:
+                drafts = reviewed_drafts(reply, context_of(runtime).max_steps)
+                break
+            except ConfigError as exc:
+                payload = {**payload, "error": str(exc)}
+        return {} if drafts is None else {"drafts": drafts, "meta": []}
+
+    def to_query(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        """Q_i = ToQuery(I, T*_1..i-1, T_i)."""
+        ctx = context_of(runtime)
+        i = state["index"]
+        meta = repair.meta_at(state.get("meta", []), i)
+        # A step checked again after its prerequisites looks up what it was for ("Get 2
+        # sticks."), not its corrected text, whose inputs and tools would pull in their pages.
+        draft = meta["original"] or state["drafts"][i]
+        if _skipped(state, meta):
+            return {"query": ""}  # dropped unchecked: nothing to look up
+        # An inserted step's draft ("Get 8 planks.") already names exactly what to look up.
+        if ctx.query_mode == "text" or meta["makes"]:
+            return {"query": parsing.head(draft)}
+        # Non-causal RAT (a baseline) writes every query from the unrevised draft.
+        past = state["drafts"][:i] if ctx.method == "rat_noncausal" else _revised(state["steps"])
+        reply = self.ask(ctx, prompts.query_messages(state["question"], past, draft,
+                                                     len(past) + 1))
+        query = parsing.clean_query(reply)
+        return {"query": query or draft}  # a useless reply falls back to the step's text
+
+    def retrieve(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        """R_i = top-k documents for Q_i. Failures are retried by the node's retry policy."""
+        ctx = context_of(runtime)
+        if _skipped(state, repair.meta_at(state.get("meta", []), state["index"])):
+            return {"documents": [], "support": None, "retrieval_error": ""}
+        docs = self.search(ctx, state["query"])
+        thoughts_found, problem = recall(ctx, state["query"])
+        meta = repair.meta_at(state.get("meta", []), state["index"])
+        draft = meta["original"] or state["drafts"][state["index"]]  # as in to_query
+        found = focus(ctx, [*docs, *thoughts_found], [state["query"], parsing.head(draft)])
+        return {"documents": found.documents, "support": found.support,
+                "retrieval_error": problem}
+
+    def search(self, ctx: Context, query: str) -> list[dict[str, str]]:
+        """The knowledge source's top-k documents for a query, any failure typed."""
+        retriever = self.retriever or get_retriever(ctx)
+        try:
+            docs = retriever.invoke(query)[: ctx.k]
+        except RatError:
+            raise
+        except Exception as exc:  # any source's error becomes one typed, retryable error
+            raise RetrievalError(f"{type(exc).__name__}: {exc}") from exc
+        return [_as_dict(d) for d in docs]
+
+    @staticmethod
+    def retrieval_failed(state: State, error: NodeError) -> Command[str]:
+        """After the last retry: keep this step unrevised, say why, and go on.
+
+        Bad settings (ConfigError) are not a flaky source: they fail the run.
+        """
+        if not isinstance(error.error, RetrievalError):
+            raise error.error
+        log.warning("retrieval failed for step %d: %s", state["index"] + 1, error.error)
+        return Command(
+            update={"documents": [], "retrieval_error": f"retrieval failed: {error.error}"},
+            goto="revise_step",
+        )
+
+    def revise_step(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        """T*_i = p(.|I, T*_1..i-1, T_i, R_i); the revision replaces the draft step.
+
+        A grounded revision may also drop the step, or name prerequisites no earlier step
+        made: those become draft steps before this one (plan repair), and this step waits,
+        corrected, to be checked again after them.
+        """
+        ctx = context_of(runtime)
+        i = state["index"]
+        draft = state["drafts"][i]
+        meta = repair.meta_at(state.get("meta", []), i)
+        steps = [s.copy() for s in state["steps"]]
+        revised_past = _revised(steps)
+        documents = state.get("documents", [])
+        step: Step = {
+            "draft": meta["original"] or draft,  # as the model first wrote it
+            "query": state["query"],
+            "sources": [_source(d) for d in documents],
+            "revised": draft,
+            "status": "not_revised",
+            "note": state.get("retrieval_error") or "",
+        }
+        if meta["makes"]:
+            step["makes"] = meta["makes"]
+        official = ctx.method == "rat_official_layout"
+        grounded = ctx.grounded() and ctx.revise_scope == "step" and not official
+        support = state.get("support")
+        if skip := _skipped(state, meta):
+            step.update({"revised": "", "status": "dropped", "note": skip})
+        elif not documents:
+            step["note"] = step["note"] or "no documents retrieved"
+        elif grounded and ctx.min_support and support is not None and \
+                support < ctx.min_support and not (
+                meta["makes"] or meta["repairs"]):  # a prerequisite is needed by definition
+            step.update({"revised": "", "status": "dropped",
+                         "note": f"no passage supports it (best match {support:.2f} < "
+                                 f"min_support {ctx.min_support:g})"})
+        elif grounded:
+            as_json = self.constrained(ctx)
+            messages = prompts.grounded_messages(
+                state["question"], revised_past, draft, len(revised_past) + 1, documents,
+                doc_chars=doc_chars(ctx), as_json=as_json)
+            quotable = prompts.facts(documents, doc_chars(ctx), best=ctx.fact_choices)
+            schema = prompts.revision_schema(quotable) if as_json else None
+            found, why = self._revision(ctx, messages, schema, len(revised_past) + 1,
+                                        meta["makes"])
+            step["note"] = step["note"] or why
+            if found.drop is not None:
+                step.update({"revised": "", "status": "dropped", "note": found.drop,
+                             "fact": found.fact})
+            elif parsing.says_something(found.step):
+                text, needs = repair.follow(found.step, found.needs, found.fact)
+                text, needs = repair.agree(text, needs, found.fact)
+                if meta["makes"]:  # a prerequisite: as many as the step after it uses
+                    text, needs = repair.scale(text, needs, meta["makes"], found.fact)
+                needs = repair.with_uses(text, needs, found.fact)
+                step.update({"revised": text, "fact": found.fact, "needs": needs})
+                changed = parsing.normalize(text) != parsing.normalize(step["draft"])
+                step["status"] = "revised" if changed else "unchanged"
+                waiting = [meta["makes"], *meta["chain"]]
+                absent = [] if meta["repairs"] >= repair.MAX_REPAIRS else repair.missing(
+                    repair.grounded(needs, found.fact), steps, waiting, text, found.fact)
+                room = ctx.repair_steps - repair.inserted_count(state.get("meta", []), steps)
+                if absent and room > 0:
+                    return self._insert(state, runtime, step, absent[:room])
+            else:
+                step["note"] = "the model's revision was empty; the draft was kept"
+        else:
+            if official:
+                messages = prompts.official_revise_messages(
+                    state["question"], revised_past, draft, documents, doc_chars=doc_chars(ctx))
+            else:
+                messages = prompts.revise_messages(
+                    state["question"], revised_past, draft, len(revised_past) + 1, documents,
+                    doc_chars=doc_chars(ctx), scope=ctx.revise_scope,
+                )
+            reply = parsing.clean_reply(self.ask(ctx, messages))
+            if ctx.revise_scope == "prefix" or official:
+                earlier, current = _split_prefix(reply, len(revised_past) + 1)
+                kept = [s for s in steps if s["status"] != "dropped"]
+                for past, text in zip(kept, earlier, strict=False):
+                    past["revised"] = text
+            else:
+                current = parsing.pick_step(reply, len(revised_past) + 1)
+            if parsing.says_something(current):
+                step["revised"] = current
+                changed = parsing.normalize(current) != parsing.normalize(draft)
+                step["status"] = "revised" if changed else "unchanged"
+            else:
+                step["note"] = "the model's revision was empty; the draft was kept"
+        if meta["makes"] and step["status"] in ("revised", "unchanged"):
+            step["status"] = "inserted"
+            step["note"] = "; ".join(n for n in (meta["reason"], step["note"]) if n)
+        new_steps = [*steps, step]
+        runtime.stream_writer({
+            "event": "step",
+            "step": len(new_steps),
+            "of": len(state["drafts"]),
+            "query": step["query"],
+            "sources": step["sources"],
+            "status": step["status"],
+        })
+        return {"steps": new_steps, "answer": parsing.format_steps(_revised(new_steps))}
+
+    def _revision(self, ctx: Context, messages: list[BaseMessage],
+                  schema: dict[str, Any] | None, number: int,
+                  makes: str) -> tuple[parsing.Revision, str]:
+        """A grounded revision, and a note on it.
+
+        One that makes its product from itself (a small model copies the product where the
+        input belongs: "Craft 6 sand from 24 sand" for 6 sandstone) is mended by rule: a
+        step inserted to make something else makes that; otherwise it takes the counted
+        inputs its quote names. Asked to write the step again, or what the quote uses, the
+        1.5B model copied the step again or answered "None".
+        """
+        found = parsing.parse_revision(self.ask(ctx, messages, schema), number)
+        if found.drop is not None or not repair.makes_from_itself(found.step):
+            return found, ""
+        step, needs = repair.with_product(found.step, found.needs, makes)
+        if step == found.step:
+            step, needs = repair.with_inputs(found.step, found.needs,
+                                             repair.counted(found.fact))
+        if step == found.step:
+            return found, "makes its product from itself; its quote names no other input"
+        return replace(found, step=step, needs=needs), \
+            f"made its product from itself (it was: {found.step!r})"
+
+    def _insert(self, state: State, runtime: Runtime[Context], step: Step,
+                needs: list[str]) -> dict[str, Any]:
+        """Plan repair: draft steps for `needs` go before step i, which waits, corrected.
+
+        Nothing is appended to `steps`, so append_next keeps the index on the first
+        inserted step; step i is checked again once its prerequisites are.
+        """
+        i = state["index"]
+        drafts = list(state["drafts"])
+        meta = [repair.meta_at(state.get("meta", []), n) for n in range(len(drafts))]
+        reason = f"needed by: {step['revised']}"
+        chain = [m for m in (meta[i]["makes"], *meta[i]["chain"]) if m]
+        added: list[DraftMeta] = [
+            {**repair.meta_at([], 0), "makes": need, "reason": reason, "chain": chain}
+            for need in needs]
+        texts = [prompts.REPAIR_DRAFT.format(need=need) for need in needs]
+        current: DraftMeta = {**meta[i], "repairs": meta[i]["repairs"] + 1,
+                              "original": meta[i]["original"] or state["drafts"][i]}
+        drafts[i : i + 1] = [*texts, step["revised"]]
+        meta[i : i + 1] = [*added, current]
+        runtime.stream_writer({
+            "event": "insert",
+            "step": len(state["steps"]) + 1,
+            "drafts": texts,
+            "needed_by": step["revised"],
+        })
+        return {"drafts": drafts, "meta": meta}
+
+    def append_next(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        """Move to T_i+1; the per-step scratch fields are cleared.
+
+        After a plan repair nothing was appended, and the index stays on the first inserted
+        step: one finished step per draft position, so `len(steps)` is always `index`.
+        """
+        index = len(state["steps"])
+        return {"index": index, "query": "", "documents": [], "support": None,
+                "retrieval_error": ""}
+
+    def write_answer(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        """For code or long writing: the final response, written from the revised steps."""
+        ctx = context_of(runtime)
+        steps = _revised(state["steps"]) or list(state["drafts"])  # method cot: the draft
+        messages = prompts.answer_messages(state["question"], steps,
+                                           checked=bool(state["steps"]))
+        answer = parsing.strip_thinking(self.ask(ctx, messages)).strip()
+        return {"answer": answer or parsing.format_steps(steps)}
+
+    def remember(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        """memory=true: the run's checked conclusions become thoughts for later runs.
+
+        Never fails the run: the answer is already saved, and a thought that cannot be made
+        or stored says why in the output's `thoughts`.
+        """
+        ctx = context_of(runtime)
+        memory = Memory(ctx.memory_collection)
+        cited = {ident for step in state.get("steps", []) for s in step["sources"]
+                 if (ident := thought_id(s["source"])) and s.get("kind") == "thought"}
+        try:
+            levels = memory.levels(sorted(cited))
+        except RetrievalError:
+            levels = {}  # storing will fail too, and each thought will say so
+        found = thoughts.candidates(state["question"], state.get("steps", []),
+                                    state.get("answer", ""), ctx.memory_from, levels)
+        replies: list[str | None] = []
+        for candidate in found:  # one call per thought, as the paper does
+            messages = prompts.thought_messages(candidate.question, candidate.answer,
+                                                [o.title for o in candidate.origins])
+            try:
+                replies.append(self.ask(ctx, messages))
+            except ModelError as exc:
+                log.warning("thought making failed: %s", exc)
+                replies.append(None)
+        thread = (get_config().get("configurable") or {}).get("thread_id") or ""
+        notes = thoughts.store(
+            memory, list(zip(found, replies, strict=True)), novelty=ctx.memory_novelty,
+            nearest_documents=lambda text: [
+                Document(page_content=d["content"]) for d in self.search(ctx, text)],
+            thread=str(thread), model=ctx.model if self.llm is None else self.llm.get_name(),
+        )
+        return {"thoughts": notes}
+
+
+# --- the paper's baselines, as modes of the same graph (context field `method`) ------------
+
+
+def direct(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """DIRECT: one call, the answer only."""
+    ctx = context_of(runtime)
+    question = _question(state)
+    answer = parsing.strip_thinking(nodes.ask(ctx, prompts.direct_messages(question))).strip()
+    if not answer:
+        raise UnusableReply("the model returned an empty answer")
+    return start_run(question, ctx, answer=answer)
+
+
+def _once(state: State, ctx: Context) -> tuple[str, dict[str, Any]]:
+    """The baseline's one query, and the state a RAG run starts with."""
+    if ctx.method == "rag":
+        question = _question(state)
+        return question, start_run(question, ctx)
+    return parsing.format_steps(state["drafts"]), {}
+
+
+def retrieve_once(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """RAG: one retrieval with the task as the query; CoT+RAG: with the whole draft.
+    Failures are retried by the same policy as rat's `retrieve`."""
+    ctx = context_of(runtime)
+    query, update = _once(state, ctx)
+    thoughts_found, problem = recall(ctx, query)
+    docs = nodes.search(ctx, query)
+    found = focus(ctx, [*docs, *thoughts_found], [query]).documents
+    return {**update, "query": query, "documents": found, "retrieval_error": problem}
+
+
+def retrieve_once_failed(state: State, runtime: Runtime[Context],
+                         error: NodeError) -> Command[str]:
+    """After the last retry a baseline answers without its documents, as a rat step is
+    kept unrevised; bad settings fail the run."""
+    if not isinstance(error.error, RetrievalError):
+        raise error.error
+    ctx = context_of(runtime)
+    query, update = _once(state, ctx)
+    log.warning("retrieval failed: %s", error.error)
+    thoughts_found, _ = recall(ctx, query)
+    return Command(update={**update, "query": query,
+                           "documents": focus(ctx, thoughts_found, [query]).documents,
+                           "retrieval_error": f"retrieval failed: {error.error}"},
+                   goto="answer_once")
+
+
+def answer_once(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """RAG answers from its documents; CoT+RAG revises the whole draft once against them."""
+    ctx = context_of(runtime)
+    documents = state.get("documents", [])
+    drafts = state.get("drafts", [])
+    if ctx.method == "rag":
+        messages = prompts.rag_messages(state["question"], documents, doc_chars=doc_chars(ctx),
+                                        max_steps=ctx.max_steps)
+    else:
+        messages = prompts.revise_all_messages(state["question"], drafts, documents,
+                                               doc_chars=doc_chars(ctx))
+    reply = parsing.clean_reply(nodes.ask(ctx, messages))
+    texts = parsing.merge_tail(parsing.drop_repeats(parsing.split_steps(reply)), ctx.max_steps)
+    texts = [t for t in texts if parsing.says_something(t)] or list(drafts)
+    if not texts:
+        raise UnusableReply("the model returned an empty answer")
+    sources = [_source(d) for d in documents]
+    steps: list[Step] = [{
+        "draft": drafts[n] if n < len(drafts) else "",
+        "query": state.get("query", ""),
+        "sources": sources,
+        "revised": text,
+        "status": "revised" if sources else "not_revised",
+        "note": state.get("retrieval_error") or "",
+    } for n, text in enumerate(texts)]
+    return {"steps": steps, "answer": parsing.format_steps(texts)}
+
+
+def focus(
+    ctx: Context, documents: list[dict[str, str]], targets: list[str]
+) -> evidence.Evidence:
+    """What the model reads of the retrieved documents (context field `evidence`), and how
+    well their best passage supports the step (scored only when min_support asks)."""
+    if not documents or (ctx.evidence == "documents" and not ctx.min_support):
+        return evidence.Evidence(documents, None)
+    try:
+        found = evidence.select(documents, targets, ctx.evidence_tokens)
+    except Exception as exc:  # the embedder failing must not cost the step its documents
+        log.warning("passage selection failed, showing whole documents: %s", exc)
+        return evidence.Evidence(documents, None)
+    if ctx.evidence == "documents":
+        return evidence.Evidence(documents, found.support)
+    return found
+
+
+def doc_chars(ctx: Context) -> int:
+    """Whole documents are cut to doc_chars; selected passages are already within budget."""
+    return ctx.doc_chars if ctx.evidence == "documents" else 10 * ctx.doc_chars + 100_000
+
+
+def check_sources(nodes: RatNodes, ctx: Context) -> None:
+    """Fail fast on bad retriever or memory settings, before any model call is spent."""
+    if nodes.retriever is None:
+        check_retriever(ctx)
+    if ctx.memory:
+        try:
+            Memory(ctx.memory_collection).exists()  # ConfigError: not a thought memory
+        except RetrievalError as exc:  # unreachable now; each step will say so
+            log.warning("%s", exc)
+
+
+def recall(ctx: Context, query: str) -> tuple[list[dict[str, str]], str]:
+    """memory=true: thoughts of earlier runs for a query, and a note if memory failed.
+
+    A memory that cannot be read leaves the step to its documents rather than failing it.
+    """
+    if not ctx.memory or ctx.memory_k == 0:
+        return [], ""
+    try:
+        found = ThoughtRetriever(collection=ctx.memory_collection, k=ctx.memory_k,
+                                 min_score=ctx.memory_min_score).invoke(query)
+    except ConfigError:
+        raise
+    except RatError as exc:
+        log.warning("thought memory failed: %s", exc)
+        return [], f"thought memory failed: {exc}"
+    return [_as_dict(d) for d in found], ""
+
+
+def start_run(question: str, ctx: Context, **values: Any) -> dict[str, Any]:
+    """What every method's first node writes: the task, the settings it ran with, and
+    nothing left of an earlier run on the same thread (its steps, drafts or thoughts)."""
+    return {"question": question, "drafts": [], "steps": [], "settings": asdict(ctx),
+            "thoughts": [], **values}
+
+
+def _question(state: State) -> str:
+    question = (state.get("question") or "").strip()
+    if not question:
+        raise ConfigError("the question is empty")
+    return question
+
+
+def reviewed_drafts(reply: Any, max_steps: int) -> list[str] | None:
+    """The edited draft from a review's resume value; None keeps the draft as it was."""
+    if reply is None or reply is True:
+        return None
+    if isinstance(reply, dict):
+        if reply.get("drafts") is None:
+            return None
+        reply = reply["drafts"]
+    if isinstance(reply, str):
+        steps = parsing.split_steps(reply)
+    elif isinstance(reply, list) and all(isinstance(step, str) for step in reply):
+        steps = [step.strip() for step in reply]
+    else:
+        raise ConfigError("a review must give the steps as a list of strings or a text of "
+                          "'STEP k:' lines, or true to accept the draft")
+    steps = [step for step in steps if step]
+    if not steps:
+        raise ConfigError("the reviewed draft has no steps: keep at least one")
+    return parsing.merge_tail(steps, max_steps)
+
+
+def has_next_step(state: State) -> bool:
+    return state["index"] < len(state["drafts"])
+
+
+def _revised(steps: Sequence[Step]) -> list[str]:
+    """The plan so far: every checked step the revision kept (dropped steps are not in it)."""
+    return [s["revised"] for s in steps if s["status"] != "dropped"]
+
+
+def _split_prefix(reply: str, number: int) -> tuple[list[str], str]:
+    """A prefix-scope reply: revisions of steps 1..number-1 and of the current step.
+
+    When the model returns fewer steps than asked, it rewrote the current step only.
+    """
+    parts = parsing.split_steps(reply)
+    if len(parts) >= number:
+        return parts[: number - 1], "\n".join(parts[number - 1 :])
+    return [], "\n".join(parts)
+
+
+def _as_dict(doc: Document) -> dict[str, str]:
+    meta = doc.metadata
+    source = str(meta.get("source") or meta.get("url") or meta.get("id") or "")
+    title = str(meta.get("title") or source or "untitled")
+    kind = "thought" if meta.get("kind") == "thought" else "document"
+    return {"title": title, "source": source, "content": doc.page_content, "kind": kind}
+
+
+def _source(doc: dict[str, str]) -> Source:
+    snippet = shorten(doc["content"], SNIPPET_CHARS)
+    kind: SourceKind = "thought" if doc.get("kind") == "thought" else "document"
+    return {"title": doc["title"], "source": doc["source"], "snippet": snippet, "kind": kind}

@@ -1,0 +1,459 @@
+"""Turning model text into thought steps, and model replies into clean text.
+
+Small local models format freely ("STEP 1:", "1.", bullets, headings, paragraphs, or one
+block of prose) and wrap replies in thinking blocks, code fences and echoed labels. The
+splitter is line-based so it can never lose text: every line lands in some step, only its
+list marker is removed. Code is kept as written: a fenced code block is one opaque piece of
+its step (a "# comment" in it is not a heading; its indentation and blank lines stay), and
+indented lines keep their indentation relative to their step.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from rat_agent.agent.state import Source, Step
+
+_THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>\s*", re.DOTALL | re.IGNORECASE)
+_THINK_OPEN = re.compile(r"^.*?</(?:think|thinking|reasoning)>\s*", re.DOTALL | re.IGNORECASE)
+_FENCE_LINE = re.compile(r"^\s*```\s*([\w+-]*)\s*$")
+_PROSE_TAGS = {"text", "txt", "markdown", "md", "plaintext", "plain"}
+_CODE_HINT = re.compile(
+    r"^(?:[ \t]{2,}\S|\s*(?:def|class|import|from|return|for|while|if|print)\b)", re.MULTILINE
+)
+
+STEP_MARKER = re.compile(
+    r"^\s*(?:[*_]{1,2})?(?:#{1,6}\s*)?step\s*(\d+)\s*(?:[*_]{1,2})?\s*[:.)\-–—]?\s*(?:[*_]{1,2})?\s*",
+    re.IGNORECASE,
+)
+NUMBER_MARKER = re.compile(r"^\s*(?:[*_]{1,2})?(\d{1,3})[.)]\s+")
+BULLET_MARKER = re.compile(r"^\s*[-*•+]\s+")
+HEADING_MARKER = re.compile(r"^\s*#{1,6}\s+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+LONG_PARAGRAPH = 400  # a single paragraph longer than this is split into sentences
+
+# Echoed labels ("Revised step 3:", "Search query:"); a bare "STEP 3:" is a list marker
+# and is left to the step splitter, which must see it to split a multi-step reply.
+_LABEL = re.compile(
+    r"^\s*(?:[*_#]+\s*)?"
+    r"(?:(?:revised|final|corrected|updated|new|current)\s*step(?:\s*\d+)?(?:\s*\(revised\))?"
+    r"|(?:final\s*|revised\s*)?(?:answer|query|search query|response|revision|output))"
+    r"\s*(?:[*_]+)?\s*:\s*(?:[*_]+\s*)?",
+    re.IGNORECASE,
+)
+
+
+def strip_thinking(text: str) -> str:
+    """Drop reasoning blocks, including one whose opening tag the server already ate."""
+    text = _THINK.sub("", text)
+    if re.search(r"</(?:think|thinking|reasoning)>", text, re.IGNORECASE):
+        text = _THINK_OPEN.sub("", text, count=1)
+    return text
+
+
+def strip_fences(text: str) -> str:
+    """Remove the fences that wrap prose (a reply in ```text```), keeping code blocks whole."""
+    return "\n".join(_unwrap(text.splitlines())[0])
+
+
+def _unwrap(lines: list[str]) -> tuple[list[str], set[int]]:
+    """The lines with prose fences dropped, and which of them belong to code blocks.
+
+    Small models wrap whole plans in fences as often as they fence code; a block is code
+    when its tag names a language, or, untagged, when it has no list markers and looks
+    like code (indented lines, `def`, `return`...).
+    """
+    out: list[str] = []
+    code: set[int] = set()
+    i = 0
+    while i < len(lines):
+        fence = _FENCE_LINE.match(lines[i])
+        if fence is None:
+            out.append(lines[i])
+            i += 1
+            continue
+        end = next((j for j in range(i + 1, len(lines)) if _FENCE_LINE.match(lines[j])),
+                   len(lines))
+        body = lines[i + 1 : end]
+        if _is_code(fence.group(1), body):
+            block = lines[i : end + 1]  # fences included; an unclosed block runs to the end
+            code.update(range(len(out), len(out) + len(block)))
+            out.extend(block)
+        else:
+            out.extend(body)
+        i = end + 1
+    return out, code
+
+
+def _is_code(tag: str, body: list[str]) -> bool:
+    if tag:
+        return tag.lower() not in _PROSE_TAGS
+    if any(p.match(line) for line in body for p in (STEP_MARKER, NUMBER_MARKER, BULLET_MARKER)):
+        return False
+    return bool(_CODE_HINT.search("\n".join(body)))
+
+
+def _marker(line: str) -> re.Pattern[str] | None:
+    for pattern in (STEP_MARKER, NUMBER_MARKER, BULLET_MARKER, HEADING_MARKER):
+        if pattern.match(line):
+            return pattern
+    return None
+
+
+def split_steps(text: str) -> list[str]:
+    """Split a draft into thought steps; every non-blank line ends up in exactly one step."""
+    lines, code = _unwrap(strip_thinking(text).splitlines())
+    counts: dict[re.Pattern[str], int] = {}
+    for n, line in enumerate(lines):
+        pattern = None if n in code else _marker(line)
+        if pattern is not None:
+            counts[pattern] = counts.get(pattern, 0) + 1
+    # The first kind (in order of strength) that occurs at least twice (a "STEP k:" label
+    # is unambiguous: once is enough) delimits the steps; weaker markers inside a step (a
+    # sub-list under "STEP 2:") stay part of that step.
+    for pattern in (STEP_MARKER, NUMBER_MARKER, BULLET_MARKER, HEADING_MARKER):
+        if counts.get(pattern, 0) >= (1 if pattern is STEP_MARKER else 2):
+            return _split_on(lines, code, pattern)
+    paragraphs = _paragraphs(lines, code)
+    if len(paragraphs) >= 2:
+        return paragraphs
+    if paragraphs and len(paragraphs[0]) > LONG_PARAGRAPH and not code:
+        return [s.strip() for s in _SENTENCE_END.split(paragraphs[0]) if s.strip()]
+    return paragraphs
+
+
+def _split_on(lines: list[str], code: set[int], pattern: re.Pattern[str]) -> list[str]:
+    steps: list[tuple[str, list[str]]] = []  # (the marker line's text, the lines under it)
+    preamble: list[str] = []
+    for n, line in enumerate(lines):
+        if n not in code and pattern.match(line):
+            body = line if pattern is HEADING_MARKER else pattern.sub("", line, count=1)
+            steps.append((_unbold(body.strip()), []))
+        else:
+            (steps[-1][1] if steps else preamble).append(line if n in code else line.rstrip())
+    if not steps:
+        return []
+    texts = [_join([head, *_block(rest)]) for head, rest in steps]
+    if preamble:  # text before the first marker is kept, as part of step one
+        texts[0] = _join([*_block(preamble), texts[0]])
+    return [t for t in texts if t]
+
+
+def _block(lines: list[str]) -> list[str]:
+    """Lines under one marker, indented relative to each other."""
+    return textwrap.dedent("\n".join(lines)).splitlines()
+
+
+def _join(lines: list[str]) -> str:
+    """Blank lines go, except inside code blocks, where they are part of the code."""
+    kept: list[str] = []
+    fenced = False
+    for line in lines:
+        if _FENCE_LINE.match(line):
+            fenced = not fenced
+        if line.strip() or fenced:
+            kept.append(line)
+    return "\n".join(kept).strip()
+
+
+def _unbold(text: str) -> str:
+    """Drop emphasis left dangling by the marker ("**Step 1:** Do x" gives "** Do x")."""
+    return re.sub(r"^[*_]+\s*", "", text)
+
+
+def _paragraphs(lines: list[str], code: set[int]) -> list[str]:
+    """Blank-line separated blocks; a blank line inside a code block does not end one."""
+    paragraphs: list[list[str]] = [[]]
+    for n, line in enumerate(lines):
+        if line.strip() or n in code:
+            paragraphs[-1].append(line.rstrip())
+        elif paragraphs[-1]:
+            paragraphs.append([])
+    texts = (_join(_block(p)) for p in paragraphs)
+    return [t for t in texts if t]
+
+
+LOOP_REPEATS = 3  # a step or block of steps said this many times back to back is a loop
+
+
+def drop_repeats(steps: list[str]) -> list[str]:
+    """Collapse a model stuck in a loop: a step, or a block of up to 4 steps, repeated
+    LOOP_REPEATS or more times back to back is kept once.
+
+    Steps that recur apart are left alone: plans repeat themselves legitimately ("mine a
+    log" for the table, again for the sticks).
+    """
+    kept = list(steps)
+    keys = [normalize(step) for step in kept]
+    start = 0
+    while start < len(kept):
+        for size in range(1, 5):
+            block = keys[start:start + size]
+            reps = 1
+            while keys[start + reps * size:start + (reps + 1) * size] == block:
+                reps += 1
+            if len(block) == size and reps >= LOOP_REPEATS:
+                del kept[start + size:start + reps * size]
+                del keys[start + size:start + reps * size]
+                break
+        start += 1
+    return kept
+
+
+def merge_tail(steps: list[str], max_steps: int) -> list[str]:
+    """Bound the loop without dropping text: steps past the limit join the last one."""
+    if len(steps) <= max_steps:
+        return steps
+    return [*steps[: max_steps - 1], "\n".join(steps[max_steps - 1 :])]
+
+
+def clean_reply(text: str) -> str:
+    """A reply with thinking, fences and echoed labels ("Revised step 2:") removed."""
+    text = strip_fences(strip_thinking(text)).strip()
+    previous = None
+    while previous != text:
+        previous = text
+        text = _LABEL.sub("", text, count=1).strip()
+    return text
+
+
+def clean_query(text: str) -> str:
+    """First meaningful line of a reply, unquoted, as a search query."""
+    for line in clean_reply(text).splitlines():
+        line = _LABEL.sub("", BULLET_MARKER.sub("", line)).strip().strip("\"'`").strip()
+        if says_something(line):
+            return line[:300]
+    return ""
+
+
+def head(step: str) -> str:
+    """A step's statement: its first line. The lines under it ("- Look around your
+    inventory...") elaborate; as a search query or a similarity target they only blur it.
+    A step that opens a code block is kept whole."""
+    first = step.strip().split("\n", 1)[0].strip()
+    return step.strip() if not says_something(first) or _FENCE_LINE.match(first) else first
+
+
+def says_something(text: str) -> bool:
+    """Whether a reply says anything at all (at least a few letters or digits)."""
+    return sum(ch.isalnum() for ch in text) >= 3
+
+
+def pick_step(reply: str, number: int) -> str:
+    """From a step-scope reply, the revised step itself.
+
+    Small models often rewrite the whole plan when asked for one step; when the reply is
+    a list of numbered steps that includes this one, keep that one.
+    """
+    numbered = [
+        (int(m.group(1)), line)
+        for line in reply.splitlines()
+        if (m := STEP_MARKER.match(line) or NUMBER_MARKER.match(line))
+    ]
+    if len(numbered) >= 2:
+        steps = split_steps(reply)
+        numbers = [n for n, _ in numbered]
+        if number in numbers and len(steps) == len(numbers):
+            return steps[numbers.index(number)]
+    steps = split_steps(reply)
+    if len(steps) == 1:  # a lone "STEP 3: ..." echoes its label
+        return _unbold(STEP_MARKER.sub("", steps[0], count=1)).strip()
+    return "\n".join(steps)
+
+
+def normalize(text: str) -> str:
+    """The words only, lower-cased: a revision that just reflows bullets changed nothing."""
+    return " ".join(re.findall(r"[^\W_]+", text.lower()))
+
+
+def format_steps(steps: list[str]) -> str:
+    return "\n".join(f"STEP {n}: {text}" for n, text in enumerate(steps, 1))
+
+
+def number_sources(steps: Sequence[Step]) -> tuple[list[list[int]], list[Source]]:
+    """Each step's sources as numbers into one list, deduplicated by URL (else title).
+
+    Dropped steps are not part of the answer, so they neither count nor cite."""
+    numbers: dict[str, int] = {}
+    cited: list[Source] = []
+    refs: list[list[int]] = []
+    for step in (s for s in steps if s["status"] != "dropped"):
+        mine = []
+        for source in step["sources"]:
+            key = source["source"] or source["title"]
+            if key not in numbers:
+                numbers[key] = len(numbers) + 1
+                cited.append(source)
+            mine.append(numbers[key])
+        refs.append(mine)
+    return refs, cited
+
+
+_CONFIDENT = re.compile(
+    r"^\W*confiden\w*\W*?(?:[:=-]\s*|\s+)(?P<value>1|0|yes|no|true|false)\b(?P<rest>.*)$",
+    re.IGNORECASE)
+_BARE = re.compile(r"^\W*(?P<value>1|0)\W*$")
+_THOUGHT_LABEL = re.compile(r"^\W*thought\W*?[:=-]\s*", re.IGNORECASE)
+_INLINE_THOUGHT = re.compile(r"thought\W*?[:=-]\s*(.*)$", re.IGNORECASE)
+_YES = {"1", "yes", "true"}
+
+
+def parse_thought(reply: str) -> tuple[str, str]:
+    """A thought reply as (verdict, text); verdict is "confident", "not confident" or
+    "unreadable".
+
+    Fails closed: the confidence must open the reply, and a confident reply must carry a
+    thought; anything else is unreadable and stores nothing.
+    """
+    lines = [line.strip() for line in strip_thinking(reply).strip().splitlines()]
+    lines = [line for line in lines if line and not line.startswith("```")]
+    if not lines:
+        return "unreadable", ""
+    match = _CONFIDENT.match(lines[0]) or _BARE.match(lines[0])
+    if match is None:
+        return "unreadable", ""
+    if match.group("value").lower() not in _YES:
+        return "not confident", ""
+    # On the confidence line, only a labelled thought counts ("CONFIDENT: 1 (sure)" is not one).
+    inline = _INLINE_THOUGHT.search(match.groupdict().get("rest") or "")
+    rest = [inline.group(1) if inline else "", *lines[1:]]
+    text = " ".join(_THOUGHT_LABEL.sub("", part).strip() for part in rest if part.strip())
+    text = _unbold(text).strip()
+    if not says_something(text) or _CONFIDENT.match(text):
+        return "unreadable", ""
+    return "confident", text
+
+
+# --- the grounded revision: FACT / STEP / NEEDS --------------------------------------------
+
+_FIELD = re.compile(
+    r"^\W*(fact|step|needs|drop)\b\s*(?:\d+\s*)?[*_]*\s*[:=\-\u2013]\s*[*_]*\s*(.*)$",
+    re.IGNORECASE)
+_DROP = re.compile(r"^\W*drop(?:ped)?\b\W*(.*)$", re.IGNORECASE | re.DOTALL)
+_NOTHING = {"none", "nothing", "n/a", "na", "no", "-", "", "none needed", "nothing else"}
+MAX_NEEDS = 6
+
+
+@dataclass(frozen=True)
+class Revision:
+    """A grounded revision: the quoted fact, the step written from it, what it needs.
+
+    `drop` holds the reason when the model says the task does not need the step.
+    """
+
+    step: str
+    fact: str = ""
+    needs: list[str] = field(default_factory=list)
+    drop: str | None = None
+
+
+def parse_revision(reply: str, number: int) -> Revision:
+    """A grounded reply, as JSON or as labelled lines; never loses a step the model wrote.
+
+    A reply in neither form is read as a plain revision (the whole reply is the step), so a
+    model that ignores the format still gets its correction kept.
+    """
+    text = clean_reply(reply)
+    fields = _json_fields(text)
+    if fields is None and text.lstrip().startswith("{"):
+        fields = _cut_json(text)  # a JSON reply cut off at max_tokens
+    # outside JSON, unlabelled lines are the step itself when no STEP line was written
+    body = "" if fields is not None else "\n".join(
+        line for line in text.splitlines() if not _FIELD.match(line))
+    fields = fields if fields is not None else _labelled(text)
+    if fields is None or not _text(fields.get("step")):
+        rest = fields or {}
+        if "drop" in rest:
+            return Revision("", _fact(rest.get("fact")), [], _reason(rest["drop"]))
+        return Revision(pick_step(body, number), _fact(rest.get("fact")),
+                        _needs(rest.get("needs")))
+    step = _text(fields["step"])
+    drop = _DROP.match(step)
+    if drop or "drop" in fields:
+        return Revision("", _fact(fields.get("fact")), _needs(fields.get("needs")),
+                        _reason(drop.group(1) if drop else fields.get("drop")))
+    step = _unbold(STEP_MARKER.sub("", step, count=1)).strip()
+    return Revision(step, _fact(fields.get("fact")), _needs(fields.get("needs")))
+
+
+def _json_fields(text: str) -> dict[str, object] | None:
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end <= start:
+        return None
+    try:
+        data = json.loads(text[start : end + 1])
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    return {str(k).lower(): v for k, v in data.items()}
+
+
+_JSON_STRING = re.compile(r'"(\w+)"\s*:\s*"((?:[^"\\]|\\.)*)"')
+
+
+def _cut_json(text: str) -> dict[str, object]:
+    """The string fields a cut-off JSON reply finished; a field cut midway is lost, so the
+    draft is kept rather than half a step."""
+    fields: dict[str, object] = {}
+    for name, value in _JSON_STRING.findall(text):
+        try:
+            fields[name.lower()] = json.loads(f'"{value}"')
+        except ValueError:
+            continue
+    return fields
+
+
+def _labelled(text: str) -> dict[str, object] | None:
+    """FACT:/STEP:/NEEDS: lines; a value may run on over the lines that follow it."""
+    found: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in text.splitlines():
+        match = _FIELD.match(line)
+        if match:
+            current = found.setdefault(match.group(1).lower(), [])
+            current.append(match.group(2))
+        elif current is not None and line.strip():
+            current.append(line.strip())
+    if not found:
+        return None
+    return {name: "\n".join(lines).strip() for name, lines in found.items()}
+
+
+_LABEL_OF_LINE = re.compile(r"^\s*\[?\d{1,2}[a-z]{1,2}[.)\]]\s+")
+
+
+def _fact(value: object) -> str:
+    """A quoted passage without the label the documents showed it with ("1a. ")."""
+    return _LABEL_OF_LINE.sub("", _text(value), count=1)
+
+
+def _text(value: object) -> str:
+    if isinstance(value, list):
+        value = ", ".join(str(v) for v in value)
+    text = "" if value is None else str(value).strip().strip("\"'`").strip()
+    return "" if text.lower().rstrip(".") in _NOTHING else text
+
+
+def _reason(value: object) -> str:
+    return _text(value).lstrip(":-\u2013 ").strip() or "the task does not need it"
+
+
+def _needs(value: object) -> list[str]:
+    """What a step needs, as short item phrases: "none" and sentences are not items."""
+    if isinstance(value, list):
+        items = [str(v) for v in value]
+    else:
+        items = re.split(r"[,;\n]", "" if value is None else str(value))
+    needs: list[str] = []
+    for item in items:
+        item = BULLET_MARKER.sub("", item).strip().strip("\"'`.").strip()
+        if item.lower() in _NOTHING or not says_something(item) or len(item) > 80:
+            continue
+        if item.lower() not in (n.lower() for n in needs):
+            needs.append(item)
+    return needs[:MAX_NEEDS]

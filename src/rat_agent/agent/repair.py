@@ -1,0 +1,513 @@
+"""Plan repair: what a step needs that no earlier step made becomes a new step before it.
+
+A grounded revision names what its step uses ("8 planks", "a crafting table"). Each need
+that the plan so far does not provide is inserted as a draft step ("Get 8 planks.") before
+the current one, and the loop checks it like any other step, so the prerequisites of a
+prerequisite are found too. The current step is checked again after them, with them in
+its revised past.
+
+What the plan provides is a ledger kept from the steps themselves, with no knowledge of
+any domain: an inserted step makes the need it was inserted for, and a step's counted
+needs ("8 planks") use up what it names, while uncounted ones ("a crafting table") are
+tools that stay. Names match when the words of one contain the other's ("planks" and
+"oak planks"), singular or plural.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rat_agent.agent.state import DraftMeta, Step
+
+_NUMBER_WORDS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+}
+# Words that say nothing about which thing is meant.
+_FILLER = frozenset({
+    "a", "an", "the", "of", "any", "kind", "kinds", "some", "more", "or", "better", "and",
+    "x", "piece", "pieces", "unit", "units", "total", "each", "your", "enough", "at", "least",
+    "new", "extra", "another", "other", "similar", "such", "as",
+})
+_WORD = re.compile(r"[a-z0-9]+")
+_TOKEN = re.compile(r"[a-z0-9]+|[^\sa-z0-9]")  # words and punctuation
+_ASIDE = re.compile(r"\s*\([^)]*\)")  # "(or a Blast Furnace, faster)", "(any kind)"
+# A leading count or article: "8 ", "an ", "the ".
+_LEADING = re.compile(r"^\s*(?:\d+|the|some|" + "|".join(_NUMBER_WORDS) + r")\s+", re.I)
+
+
+@dataclass(frozen=True)
+class Item:
+    """A named thing and how many of it (None: uncounted, e.g. a tool or a place)."""
+
+    words: frozenset[str]
+    count: int | None
+
+
+def _stem(word: str) -> str:
+    for cut, add in (("ies", "y"), ("ves", "f"), ("ches", "ch"), ("shes", "sh"), ("axes", "axe"),
+                     ("xes", "x"),
+                     ("ses", "s"), ("s", "")):
+        if word.endswith(cut) and len(word) - len(cut) >= 3 and not word.endswith("ss"):
+            return word[: len(word) - len(cut)] + add
+    return word
+
+
+def item(text: str) -> Item:
+    """"8 Planks of any kind (such as Oak Planks)" -> planks, 8."""
+    text = _ASIDE.sub(" ", text.lower())
+    count: int | None = None
+    words: set[str] = set()
+    for word in _WORD.findall(text):
+        if word.isdigit() or (word in _NUMBER_WORDS and not words):
+            if count is None and not words:
+                count = int(word) if word.isdigit() else _NUMBER_WORDS[word]
+            continue
+        if word not in _FILLER:
+            words.add(_stem(word))
+    if count == 1 and text.strip().startswith(("a ", "an ")):
+        count = None  # "a crafting table": a thing to have, not an amount to use up
+    return Item(frozenset(words), count)
+
+
+def _same(a: Item, b: Item) -> bool:
+    return bool(a.words and b.words) and (a.words <= b.words or b.words <= a.words)
+
+
+# The step template puts what a step uses after "from" and its tool or place after these
+# ("... from 3 cobblestone and 2 sticks in a crafting table", "Mine 1 iron ore with a stone
+# pickaxe"): a need named there is kept, whatever count the model gave it.
+_TOOL_MARK = re.compile(r"\b(?:with|in|at|using|inside|on)\b")
+
+
+def _tool_part(step: str) -> str:
+    text = step.lower()
+    start = text.find(" from ")
+    found = _TOOL_MARK.search(text, start + 1 if start >= 0 else 0)
+    return text[found.end():] if found else ""
+
+
+def _tool_words(step: str) -> set[str]:
+    return set(_phrase(_tool_part(step)))
+
+
+def _counted_by(wanted: Item, fact: str) -> bool:
+    return any(wanted.words <= item(text).words for text in counted(fact))
+
+
+def needed(need: str, step: str = "", fact: str = "") -> Item:
+    """A need as the step uses it: its count is None when the step names it as its tool,
+    unless the step's quote counts it: "using 1 oak planks as fuel" under a quote of
+    "1 Raw Iron + 1 Oak Planks as fuel" burns the planks."""
+    wanted = item(need)
+    if wanted.count is not None and wanted.words and wanted.words <= _tool_words(step) \
+            and not _counted_by(wanted, fact):
+        return Item(wanted.words, None)
+    return wanted
+
+
+def ledger(steps: Sequence[Step]) -> list[tuple[Item, int]]:
+    """What the plan's checked steps have made and not yet used up, in order."""
+    stock: list[tuple[Item, int]] = []
+    for step in steps:
+        if step["status"] == "dropped":
+            continue
+        for need in step.get("needs", []):
+            wanted = needed(need, step["revised"], step.get("fact", ""))
+            if wanted.count is None:
+                continue
+            left = wanted.count
+            for n, (have, count) in enumerate(stock):
+                if left and count and _same(have, wanted):
+                    take = min(count, left)
+                    stock[n] = (have, count - take)
+                    left -= take
+        if step.get("makes"):
+            made = item(step["makes"])
+            stock.append((made, max(made.count or 1, _yield(step["revised"], made))))
+    return stock
+
+
+_RECIPE = re.compile(r"^(?P<verb>\S+) (?P<count>\d+) (?P<what>.+?) from (?P<inputs>.+?)"
+                     r"(?P<tool> (?:with|in|at|using|inside|on) .*)?$", re.I)
+
+
+def _recipe(step: str) -> re.Match[str] | None:
+    return _RECIPE.match(step.strip().rstrip("."))
+
+
+def _times(text: str, factor: int) -> str:
+    return re.sub(r"\b\d+\b", lambda n: str(int(n.group()) * factor), text)
+
+
+def scale(step: str, needs: Sequence[str], makes: str, fact: str = "") -> tuple[str, list[str]]:
+    """A step inserted for N of a thing but written from a recipe that makes M < N runs the
+    recipe ceil(N/M) times: its amounts are multiplied ("Get 6 sandstone." revised as "Craft
+    1 sandstone from 4 sand" becomes "Craft 6 sandstone from 24 sand"). The model copies a
+    recipe's amounts well; this arithmetic it gets wrong."""
+    wanted = item(makes)
+    found = _recipe(step)
+    if found is None or wanted.count is None:
+        return step, list(needs)
+    made = item(f"{found['count']} {found['what']}")
+    if made.count is None or not 0 < made.count < wanted.count or \
+            not wanted.words <= made.words:
+        return step, list(needs)
+    factor = math.ceil(wanted.count / made.count)
+    tool = found["tool"] or ""
+    burned = _counted_tools(tool)  # "using 1 oak planks as fuel", when the quote counts it
+    if burned and all(_counted_by(item(text), fact) for text in burned):
+        tool = _times(tool, factor)
+    scaled = (f"{found['verb']} {made.count * factor} {found['what']} from "
+              f"{_times(found['inputs'], factor)}{tool}.")
+    used = [_times(need, factor) if needed(need, step, fact).count is not None else need
+            for need in needs]
+    return scaled, used
+
+
+def _inputs(found: re.Match[str]) -> list[str]:
+    return [part.strip() for part in re.split(r",|\band\b|\+", found["inputs"]) if part.strip()]
+
+
+def follow(step: str, needs: Sequence[str], fact: str) -> tuple[str, list[str]]:
+    """A recipe for the product its quote makes, but from other inputs ("Craft 1 diamond
+    pickaxe from 3 iron ingots and 2 sticks" against "3 Diamond + 2 Stick gives 1 Diamond
+    Pickaxe"), takes the quote's inputs, run as often as the count it wrote takes: the
+    1.5B model quotes the right line and still writes the recipe it had in mind. Its tool
+    or place is kept; the inputs it named give way in its needs. Left as it is where every
+    input it names is one the quote counts, or the quote counts no inputs for the product."""
+    found, made = _recipe(step), product(step)
+    if found is None or made is None or made.count is None:
+        return step, list(needs)
+    quoted = counted(fact)
+    at = next((n for n, text in enumerate(quoted)
+               if item(text).count and _is_product(item(text), made)), None)
+    if at is None:
+        return step, list(needs)
+    out, inputs = item(quoted[at]), [text for text in quoted[:at] if item(text).words]
+    uses = [item(text) for text in _inputs(found)]
+    if not inputs or all(any(_same(use, item(text)) for text in inputs) for use in uses):
+        return step, list(needs)
+    runs = math.ceil(made.count / (out.count or 1))
+    plain = _ASIDE.sub(" ", fact.lower())
+    used, burned, tool = [], "", found["tool"] or ""
+    for text in inputs:
+        scaled = _times(text, runs)
+        role = re.search(re.escape(text) + r"\s+as\s+(\w+)", plain)  # "1 planks as fuel"
+        if role is None:
+            used.append(scaled)
+        elif not item(text).words & set(_phrase(tool)):  # not named by the step already
+            burned += f" using {scaled} as {role.group(1)}"
+    rewritten = (f"{found['verb']} {runs * (out.count or 1)} {found['what']} from "
+                 f"{' and '.join(used)}{burned}{tool}.")
+    kept = [need for need in needs if not any(_same(item(need), use) for use in uses)]
+    return rewritten, [*used, *kept]
+
+
+def agree(step: str, needs: Sequence[str], fact: str) -> tuple[str, list[str]]:
+    """A recipe whose inputs the model copied from its quote but whose product count it
+    did not ("Craft 9 bone meal from 1 bone" against "1 Bone gives 3 Bone Meal") makes what
+    its inputs make, run as many times as the count it wrote takes ("Craft 9 bone meal
+    from 3 bone"). Left as it is where the quote counts no such recipe."""
+    found, made = _recipe(step), product(step)
+    if found is None or made is None or made.count is None:
+        return step, list(needs)
+    quoted = [item(text) for text in counted(fact)]
+    out = next((q for q in quoted if q.count and _is_product(q, made)), None)
+    uses = [item(text) for text in _inputs(found)]
+    if out is None or out.count is None or not uses:
+        return step, list(needs)
+    ratios = set()
+    for use in uses:
+        match = next((q for q in quoted if q is not out and q.count and _same(q, use)), None)
+        if match is None or match.count is None or use.count is None or \
+                use.count % match.count:
+            return step, list(needs)
+        ratios.add(use.count // match.count)
+    runs = ratios.pop() if len(ratios) == 1 else 0
+    if not runs or made.count == runs * out.count:
+        return step, list(needs)
+    once = f"{found['verb']} {runs * out.count} {found['what']} from {found['inputs']}" \
+           f"{found['tool'] or ''}."
+    return scale(once, needs, f"{made.count} {found['what']}")
+
+
+def with_uses(step: str, needs: Sequence[str], fact: str) -> list[str]:
+    """What the step uses after "from", as the step says it, then what it names after
+    "with/in/using", then the rest of its needs: the 1.5B model's list of needs often omits
+    what its own step uses ("Craft 1 crafting table from 4 oak planks" needs 4 oak planks,
+    listed or not) and the furnace it smelts in. An input the step does not count is taken
+    as many times as it counts its product ("Smelt 3 iron ingots from raw iron": 3 raw
+    iron), not as a tool that is never used up; a source named with the product's name
+    ("Mine 3 diamonds from diamond ore") is no input. Its tools and places are needed once
+    (the quote must still name them to be inserted: `grounded`), except what the quote
+    counts, which is used up ("using oak planks as fuel"). With no quote nothing grounds
+    what the step's words add, and the needs are kept as they are."""
+    found, made = _recipe(step), product(step)
+    if found is None or not fact:
+        return list(needs)
+    uses = []
+    for text in _inputs(found):
+        use = item(text)
+        if not use.words or _is_product(use, made):
+            continue
+        if use.count is None:
+            if made is None or made.count is None:
+                continue
+            text = f"{made.count} {_LEADING.sub('', text)}"
+        uses.append(text.rstrip("."))
+    uses += _tool_uses(found["tool"] or "", made, fact)
+    kept = [need for need in needs if not any(_same(item(need), item(u)) for u in uses)]
+    return [*uses, *kept]
+
+
+_ROLE = re.compile(r"\s+as\s+.*$")  # "oak planks as fuel" -> "oak planks"
+
+
+def _tool_uses(tool: str, made: Item | None, fact: str) -> list[str]:
+    """The things a step's tool part names ("using oak planks as fuel in a furnace" -> 3
+    oak planks for 3 ingots, a furnace), each as the step uses it."""
+    uses = []
+    for part in _TOOL_MARK.split(tool.lower()):
+        text = _ASIDE.sub("", _ROLE.sub("", part)).strip(" .,")
+        use = item(text)
+        if not use.words or _is_product(use, made):
+            continue
+        if _counted_by(Item(use.words, 1), fact):  # the quote counts it: used up
+            if use.count is None:
+                if made is None or made.count is None:
+                    continue
+                text = f"{made.count} {_LEADING.sub('', text)}"
+        elif use.count is not None or not re.match(r"an? ", text):
+            # a counted tool the quote does not count: as the model listed it; and only
+            # "a thing" is one to have ("with your hands", "from the ground" are not)
+            continue
+        uses.append(text)
+    return uses
+
+
+def _counted_tools(tool: str) -> list[str]:
+    """The counted things a step's tool part names ("using 1 oak planks as fuel in a
+    furnace" -> 1 oak planks)."""
+    return [text for text in counted(tool) if item(text).words]
+
+
+def _yield(step: str, made: Item) -> int:
+    """How many the step says it makes ("Craft 4 sticks from 2 planks" for "2 sticks"):
+    a recipe may give more than was asked for, and the rest serves later steps."""
+    makes = product(step)
+    if makes is None or makes.count is None or not made.words <= makes.words:
+        return 0
+    return makes.count
+
+
+def product(step: str) -> Item | None:
+    """What a step says it makes: "Mine 1 iron ore from the ground" -> iron ore, 1."""
+    counted = re.search(r"\b\d+\b.*", step.lower().split(" from ")[0])
+    made = item(counted.group(0)) if counted else None
+    return made if made and made.words else None
+
+
+def _is_product(need: Item, made: Item | None) -> bool:
+    """The need is the product itself, named at least as exactly ("5 oak planks" for oak
+    planks; not "3 stone" for a stone slab, nor "stone" for smooth stone)."""
+    return made is not None and bool(need.words) and made.words <= need.words
+
+
+def makes_from_itself(step: str) -> bool:
+    """A recipe that uses an amount of what it makes ("Craft 3 oak planks from 5 oak
+    planks"): the model wrote the step's product where the fact's input belongs. Such a
+    step can never run, and repair would take its input for a loop and insert nothing.
+    An uncounted source is no such input ("Mine 3 diamonds from diamond ore")."""
+    found = _recipe(step)
+    made = product(step)
+    if found is None:
+        return False
+    return any(item(text).count is not None and _is_product(item(text), made)
+               for text in _inputs(found))
+
+
+def with_inputs(step: str, needs: Sequence[str], uses: Sequence[str]) -> tuple[str, list[str]]:
+    """A recipe that makes its product from itself, rewritten with the inputs its fact
+    names ("Craft 3 planks from 5 planks" and "1 log" -> "Craft 3 planks from 1 log");
+    the product among its needs gives way to them. Left as it is where that fails."""
+    found = _recipe(step)
+    made = product(step)
+    uses = [u.strip().rstrip(".") for u in uses
+            if item(u).words and not _is_product(item(u), made)]
+    if found is None or not uses:
+        return step, list(needs)
+    rewritten = (f"{found['verb']} {found['count']} {found['what']} from "
+                 f"{' and '.join(uses)}{found['tool'] or ''}.")
+    if makes_from_itself(rewritten):
+        return step, list(needs)
+    kept = [n for n in needs if not _is_product(needed(n, step), made)]
+    return rewritten, [*uses, *kept]
+
+
+def with_product(step: str, needs: Sequence[str], makes: str) -> tuple[str, list[str]]:
+    """A self-made recipe inserted to make something else makes that ("Craft 6 sand from
+    24 sand", inserted for 6 sandstone -> "Craft 6 sandstone from 24 sand"); left as it is
+    when it already names what it was inserted for, or still uses its product."""
+    found = _recipe(step)
+    wanted, made = item(makes), product(step)
+    if found is None or not wanted.words or made is None or _same(wanted, made):
+        return step, list(needs)
+    rewritten = f"{found['verb']} {makes} from {found['inputs']}{found['tool'] or ''}."
+    if makes_from_itself(rewritten):
+        return step, list(needs)
+    return rewritten, list(needs)
+
+
+# Words that end a counted name in a recipe line ("2 Flour + 1 Water, in a Mixer, gives").
+_NAME_END = frozenset({"gives", "give", "makes", "make", "yields", "and", "or", "with", "in",
+                       "as", "into", "to", "for", "from", "at", "on", "by", "per", "each"})
+
+
+def counted(fact: str) -> list[str]:
+    """The counted things a line names ("2 Flour + 1 Water, in a Mixer, gives 1 Dough" ->
+    2 flour, 1 water, 1 dough): what a recipe line uses and makes, in any domain's words.
+    Read by rule, not asked of the model: asked, the 1.5B model lists the product too, or
+    "None"."""
+    tokens = _TOKEN.findall(_ASIDE.sub(" ", fact.lower()))
+    found: list[str] = []
+    for n, token in enumerate(tokens):
+        if not token.isdigit():
+            continue
+        words = []
+        for word in tokens[n + 1 : n + 5]:
+            if not word[0].isalpha() or word in _NAME_END:
+                break
+            words.append(word)
+        if words:
+            found.append(f"{token} {' '.join(words)}")
+    return found
+
+
+def missing(needs: Sequence[str], steps: Sequence[Step], waiting: Sequence[str] = (),
+            step: str = "", fact: str = "") -> list[str]:
+    """The needs the plan so far does not provide: a tool must have been made, an amount
+    must be in stock (made by earlier steps and not used up).
+
+    `waiting` is what this step is meant to make, then what the steps waiting on it (not
+    its siblings) are: needing its own product is a loop, and so is needing a tool one of
+    them makes (the planks for a crafting table cannot need that table). An amount of what
+    a waiting step makes is no loop: 4 planks for the table, on the way to 3 planks for a
+    pickaxe, are made by a recipe run once more. `step` is the step's text, which tells its
+    tools from what it uses up, and names its product, which it never needs; `fact`, its
+    quote, tells what the step burns from its tools.
+    """
+    stock = ledger(steps)
+    own = [item(text) for text in waiting[:1] if text]
+    chain = [item(text) for text in waiting[1:] if text]
+    makes = product(step)
+    absent: list[str] = []
+    for need in needs:
+        wanted = needed(need, step, fact)
+        if not wanted.words or any(_same(wanted, goal) for goal in own) or \
+                (wanted.count is None and any(_same(wanted, goal) for goal in chain)) or \
+                _is_product(wanted, makes):  # "Mine 1 iron ore" lists the ore it mines
+            continue
+        have = sum(count for made, count in stock if _same(made, wanted))
+        made_ever = any(_same(made, wanted) for made, _ in stock)
+        if (wanted.count is None and not made_ever) or (
+                wanted.count is not None and have < wanted.count):
+            named = _ASIDE.sub("", need).strip()
+            # a tool the step names with no count ("with a wooden pickaxe") is asked for once;
+            # one it counts ("with 2 bolts") as many as it says
+            once = wanted.count is None and item(need).count and \
+                item(_tool_part(step)).count is None
+            absent.append(_uncounted(named) if once else named)
+    return absent
+
+
+def _uncounted(need: str) -> str:
+    """A tool named with a count ("8 wooden pickaxe" for "Mine 8 stone with a wooden
+    pickaxe") as the one thing to have: inserted with its count, it was crafted 8 times."""
+    named = _LEADING.sub("", need)
+    return f"{'an' if named[:1].lower() in 'aeiou' else 'a'} {named}"
+
+
+# A step is checked again after its prerequisites; it may ask for more a few times (a
+# sibling used up what was made for it, as a crafting table takes the planks made for a
+# pickaxe), but not forever.
+MAX_REPAIRS = 4
+
+
+def meta_at(meta: Sequence[DraftMeta], index: int) -> DraftMeta:
+    """The notes on draft step `index`; a step of the model's own draft has none."""
+    if index < len(meta):
+        return meta[index]
+    return {"makes": "", "reason": "", "repairs": 0, "original": "", "drop": "", "chain": []}
+
+
+def _phrase(text: str) -> list[str]:
+    return [_stem(w) for w in _WORD.findall(_ASIDE.sub(" ", text.lower()))
+            if w not in _FILLER and not w.isdigit() and w not in _NUMBER_WORDS]
+
+
+def goal_step(goal: str, drafts: Sequence[str]) -> int | None:
+    """The first draft step that names the goal, its words in a row ("craft an iron shovel"
+    names "Iron Shovel"; "use your shovel on the iron ore" does not), if any."""
+    wanted = _phrase(goal)
+    if not wanted:
+        return None
+    for n, text in enumerate(drafts):
+        words = _phrase(text)
+        if any(words[k : k + len(wanted)] == wanted for k in range(len(words))):
+            return n
+    return None
+
+
+# Words after which a noun is named plainly, with no kind of its own ("from 4 planks",
+# "needs: sticks").
+_LEAD = frozenset({"from", "with", "using", "uses", "use", "needs", "need", "requires",
+                   "require", "into", "plus"})
+
+
+def _plain_mentions(fact: str) -> set[str]:
+    """The nouns a passage names with no modifier of their own: "4 Planks" names planks of
+    any kind, while "a stone pickaxe" names only that one."""
+    tokens = _TOKEN.findall(fact.lower())
+    plain: set[str] = set()
+    for n, token in enumerate(tokens):
+        before = tokens[n - 1] if n else ","
+        if token[0].isalpha() and (not before[0].isalnum() or before.isdigit() or
+                                   before in _NUMBER_WORDS or before in _FILLER or
+                                   before in _LEAD):
+            plain.add(_stem(token))
+    return plain
+
+
+# A clause that says what is not needed ("no Crafting Table needed", "without a tool").
+_NEGATED = re.compile(r"\b(?:no|not|without|never|nor)\b[^.;:,!?]*", re.I)
+
+
+def grounded(needs: Sequence[str], fact: str) -> list[str]:
+    """The needs the quoted passage names: all their words, or their noun named plainly
+    ("4 oak planks" is grounded by "4 Planks"). A prerequisite the passage does not
+    mention, or mentions only to say it is not needed ("no Crafting Table needed"), is the
+    model's own idea, and repair builds only on the sources."""
+    if not fact:
+        return list(needs)
+    fact = _NEGATED.sub(" ", fact)
+    # the page's alternatives name things too: "1 Raw Iron (or Iron Ore)" grounds iron ore
+    words = set(_phrase(fact)) | set(_phrase(fact.replace("(", " ").replace(")", " ")))
+    plain = _plain_mentions(fact)
+    found = []
+    for need in needs:
+        phrase = _phrase(need)
+        if phrase and (set(phrase) <= words or phrase[-1] in plain):
+            found.append(need)
+    return found
+
+
+def inserted_count(meta: Sequence[DraftMeta], steps: Sequence[Step] = ()) -> int:
+    """The steps repair has inserted, less those dropped unchecked because a sibling met
+    their need since: they cost no model call, so they take none of the budget."""
+    unchecked = sum(1 for s in steps if s.get("makes") and s["status"] == "dropped" and
+                    "fact" not in s)
+    return sum(1 for m in meta if m["makes"]) - unchecked

@@ -1,0 +1,89 @@
+"""`rat`: the parser and the dispatch; each subcommand lives in its own module.
+
+Every run is checkpointed to SQLite, so `rat ask --thread ID` resumes a killed run from its
+last finished node and `rat show ID` prints a past run. Errors are one line on stderr and
+a non-zero exit code; set RAT_DEBUG=1 for a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from rich.console import Console
+from rich.markup import escape
+
+from rat_agent.cli.ask import add_command as add_ask
+from rat_agent.cli.ask import ask_command
+from rat_agent.cli.eval import add_command as add_eval
+from rat_agent.cli.eval import eval_command
+from rat_agent.cli.ingest import add_commands as add_ingest
+from rat_agent.cli.ingest import collections_command, ingest_command
+from rat_agent.cli.memory import add_command as add_memory
+from rat_agent.cli.memory import memory_command
+from rat_agent.cli.runs import add_commands as add_runs
+from rat_agent.cli.runs import show_command, threads_command
+from rat_agent.errors import RatError
+
+
+class _Parser(argparse.ArgumentParser):
+    """A bad flag is one line naming it and what it accepts, not the whole usage: `rat ask`
+    has dozens of flags. Subcommands' parsers are of this class too (argparse's default)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}; see `{self.prog} --help`\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="rat",
+        description="Retrieval Augmented Thoughts: draft a chain of thought, then check and "
+        "revise every step against a knowledge source.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    add_ask(sub)
+    add_runs(sub)
+    add_ingest(sub)
+    add_eval(sub)
+    add_memory(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    try:
+        if args.command == "ask":
+            return ask_command(args)
+        if args.command == "show":
+            return show_command(args.thread, as_json=args.json, history=args.history)
+        if args.command == "ingest":
+            return ingest_command(args)
+        if args.command == "collections":
+            return collections_command(args)
+        if args.command == "eval":
+            return eval_command(args)
+        if args.command == "memory":
+            return memory_command(args)
+        return threads_command()
+    except RatError as exc:
+        if os.environ.get("RAT_DEBUG"):
+            raise
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        err.print("interrupted: finished steps are saved; resume with `rat ask --thread ID`")
+        return 130
+    except Exception as exc:  # never a traceback for users; RAT_DEBUG=1 shows one
+        if os.environ.get("RAT_DEBUG"):
+            raise
+        err.print(f"[red]error:[/red] {type(exc).__name__}: {escape(str(exc))}")
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,285 @@
+"""`rat ask`: run a question (or resume, review or fork a run) and watch each step get
+checked and revised."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import sys
+import uuid
+from dataclasses import fields
+from typing import Any, get_args
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Command
+from rich.console import Console
+from rich.markup import escape
+
+from rat_agent.agent import parsing
+from rat_agent.agent.context import (
+    Context,
+    MemoryFrom,
+    Method,
+    MinecraftSource,
+    Output,
+    QueryMode,
+    ReviseScope,
+)
+from rat_agent.agent.state import InputState, Step
+from rat_agent.cli import review
+from rat_agent.errors import ConfigError
+
+CONTEXT_FLAGS = {f.name: f for f in fields(Context)}
+CHOICES = {
+    "query_mode": get_args(QueryMode),
+    "revise_scope": get_args(ReviseScope),
+    "output": get_args(Output),
+    "source": get_args(MinecraftSource),
+    "method": get_args(Method),
+    "memory_from": get_args(MemoryFrom),
+}
+
+
+def add_command(sub: Any) -> None:
+    ask = sub.add_parser("ask", help="answer a question with RAT (or resume a run)")
+    ask.add_argument("question", nargs="?", help="the task; omit it with --thread to resume")
+    ask.add_argument("--thread", help="thread id: resumes that run if it did not finish")
+    ask.add_argument("--json", action="store_true", help="print the result as JSON")
+    ask.add_argument("--quiet", action="store_true", help="print only the final answer")
+    ask.add_argument("--from-step", type=int, metavar="K",
+                     help="re-run --thread from step K, keeping steps 1..K-1 (time travel)")
+    ask.add_argument("--edit", metavar="TEXT", help="with --from-step: step K's new draft")
+    ask.add_argument("--steps", metavar="FILE",
+                     help="answer a run paused for review with these steps ('-': stdin)")
+    for name, f in CONTEXT_FLAGS.items():
+        flag = "--" + name.replace("_", "-")
+        help_text = f.metadata.get("description", "")
+        if name in CHOICES:
+            ask.add_argument(flag, choices=CHOICES[name], help=help_text)
+        elif isinstance(f.default, bool):
+            ask.add_argument(flag, action=argparse.BooleanOptionalAction, help=help_text)
+        else:
+            kind = type(f.default)
+            ask.add_argument(flag, type=kind, help=help_text, metavar=kind.__name__.upper())
+
+
+def _context(args: argparse.Namespace, saved: dict[str, Any]) -> Context:
+    given = {name: getattr(args, name) for name in CONTEXT_FLAGS if getattr(args, name) is not None}
+    return Context(**{**saved, **given})
+
+
+def ask_command(args: argparse.Namespace) -> int:
+    from rat_agent.persistence.checkpoints import checkpointer
+
+    with checkpointer() as saver:  # RAT_CHECKPOINT_URL, else SQLite in the data folder
+        return _ask_with(args, saver)
+
+
+def _ask_with(args: argparse.Namespace, saver: Any) -> int:
+    from rat_agent.agent.graph import build_graph
+    from rat_agent.persistence.checkpoints import unfinished
+    from rat_agent.providers.stats import RunStats
+    from rat_agent.retrieval import check_retriever
+
+    question = (args.question or "").strip()
+    if not question and not args.thread:
+        raise ConfigError("the question is empty")
+    graph = build_graph(checkpointer=saver)
+    thread = args.thread or uuid.uuid4().hex[:12]
+    config: RunnableConfig = {"configurable": {"thread_id": thread}}
+    if args.from_step is not None:  # time travel: branch the thread before that step
+        if not args.thread or question:
+            raise ConfigError("--from-step re-runs a past run: give its --thread, no question")
+        from rat_agent.agent.timetravel import fork
+
+        fork(graph, thread, args.from_step, args.edit)
+    elif args.edit is not None:
+        raise ConfigError("--edit goes with --from-step")
+    snapshot = graph.get_state(config)
+    values = snapshot.values or {}
+    inputs: InputState | Command[Any] | None = {"question": question}
+    if unfinished(snapshot):  # resume it (killed mid-node, or paused for review)
+        if question and question != values.get("question"):
+            raise ConfigError(
+                f"thread {thread} has an unfinished run for another question: "
+                "omit the question to resume it, or use a new --thread"
+            )
+        inputs = None
+        if review.pending_review(snapshot) is not None:  # paused for review: answer it
+            inputs = Command(resume=review.read_steps(args.steps) if args.steps else True)
+    elif not question:
+        raise ConfigError(f"thread {thread} has no unfinished run: give a question")
+    if args.steps and not isinstance(inputs, Command):
+        raise ConfigError("--steps answers a run paused for review: give its --thread")
+    resuming = not isinstance(inputs, dict)  # a resume keeps the run's own settings
+    context = _context(args, values.get("settings", {}) if resuming else {})
+    check_retriever(context)
+
+    out = Console(highlight=False, soft_wrap=True)
+    show = not (args.json or args.quiet)
+    if show:
+        verb = "resuming" if resuming else "thread"
+        out.print(f"[dim]{verb} {thread} · model {context.model} · retriever "
+                  f"{context.retriever} · k={context.k}[/dim]")
+    stats = RunStats()
+    config["callbacks"] = [stats]
+    drafts: list[str] = values.get("drafts", [])
+    done = len(values.get("steps", []))
+    while True:
+        # durability="sync": a checkpoint is on disk before the next node starts, so a kill
+        # at any moment loses at most the node in flight (the default writes in the background)
+        for update in graph.stream(
+            inputs, config, context=context, stream_mode="updates", durability="sync"
+        ):
+            for node, change in update.items():
+                if show and isinstance(change, dict):
+                    before = drafts
+                    drafts = change.get("drafts", drafts)
+                    done = len(change.get("steps", [None] * done))
+                    _progress(out, node, change, drafts, done, len(drafts) - len(before))
+        pending = review.pending_review(graph.get_state(config))
+        if pending is None:
+            break
+        if not (show and sys.stdin.isatty()):
+            if pending.get("error") and isinstance(inputs, Command):  # our answer was refused
+                raise ConfigError(f"{pending['error']} (the run is still paused)")
+            return _paused(thread, pending, as_json=args.json)
+        if pending.get("error"):
+            out.print(f"[red]{escape(pending['error'])}[/red]")
+        answer = review.ask(out, pending, thread)
+        if answer is review.STOP:
+            return _paused(thread, pending, as_json=False)
+        inputs = Command(resume=answer)
+    final = graph.get_state(config).values
+    summary = stats.summary()
+    if args.json:
+        print(json.dumps({"thread": thread, "question": final["question"],
+                          "answer": final["answer"], "steps": final["steps"],
+                          "thoughts": final.get("thoughts", []),
+                          "stats": summary}, indent=2, ensure_ascii=False))
+        return 0
+    if show:
+        out.rule("Answer")
+    print_answer(out, final["answer"], final["steps"], cite=not args.quiet)
+    if show:
+        out.print(
+            f"\n[dim]{summary['model_calls']} model calls · {summary['prompt_tokens']} prompt "
+            f"tokens ({summary['cached_prompt_tokens']} from cache) · "
+            f"{summary['completion_tokens']} completion tokens · "
+            f"{summary['wall_seconds']:.1f} s · thread {thread}[/dim]"
+        )
+    return 0
+
+
+def _paused(thread: str, review: dict[str, Any], *, as_json: bool) -> int:
+    """The run waits on its thread for the review; say how to answer it."""
+    if as_json:
+        print(json.dumps({"thread": thread, "status": "paused_for_review",
+                          "drafts": review["drafts"]}, indent=2, ensure_ascii=False))
+        return 0
+    Console(stderr=True, highlight=False, soft_wrap=True).print(
+        f"paused for review: accept with `rat ask --thread {thread}`, or edit with "
+        f"`rat ask --thread {thread} --steps FILE` (one \"STEP k: ...\" line per step)"
+    )
+    return 0
+
+
+def _progress(
+    out: Console, node: str, change: dict[str, Any], drafts: list[str], done: int,
+    inserted: int = 0,
+) -> None:
+    """One node's update as a line or two; `done` counts the steps checked so far."""
+    if node == "draft_cot":
+        out.rule(f"Draft: {len(drafts)} steps")
+        for n, text in enumerate(drafts, 1):
+            out.print(f"[bold]STEP {n}[/bold] {escape(text)}")
+    elif node == "review_draft":
+        out.rule(f"Reviewed draft: {len(drafts)} steps")
+        for n, text in enumerate(drafts, 1):
+            out.print(f"[bold]STEP {n}[/bold] {escape(text)}")
+    elif node == "to_query":
+        out.rule(f"Step {done + 1} of {len(drafts)}")
+        out.print(f"[dim]draft[/dim] {escape(drafts[done])}")
+        out.print(f"[cyan]query[/cyan] {escape(change['query'])}")
+    elif node == "retrieve":
+        titles = ", ".join(d["title"] for d in change.get("documents", []))
+        if change.get("retrieval_error"):
+            out.print(f"[yellow]{escape(change['retrieval_error'])}[/yellow]")
+        if titles or not change.get("retrieval_error"):
+            out.print(f"[cyan]sources[/cyan] {escape(titles) or '(none)'}")
+    elif node == "revise_step" and "steps" not in change:  # plan repair
+        added = drafts[done : done + inserted]
+        out.print(f"[magenta]needs[/magenta] {escape('; '.join(added))} "
+                  f"[magenta](inserted before: {escape(drafts[done + inserted])})[/magenta]")
+    elif node == "revise_step":
+        _print_step(out, change["steps"][-1], done)
+    elif node == "write_answer":
+        out.print("[dim]final answer written[/dim]")
+    elif node == "remember":
+        out.print(f"[dim]memory: {escape(memory_summary(change.get('thoughts', [])))}[/dim]")
+
+
+def _print_step(out: Console, step: Step, number: int) -> None:
+    """A checked step: what changed, and the passage it rests on."""
+    label = f"[bold]STEP {number}[/bold]"
+    if step.get("fact"):
+        out.print(f"[dim]fact[/dim] {escape(step.get('fact', ''))}")
+    if step["status"] == "revised":
+        out.print(f"{label} {_diff(step['draft'], step['revised'])}")
+    elif step["status"] == "unchanged":
+        out.print(f"{label} {escape(step['revised'])} [dim](confirmed)[/dim]")
+    elif step["status"] == "inserted":
+        out.print(f"{label} {escape(step['revised'])} [magenta](inserted: "
+                  f"{escape(step['note'])})[/magenta]")
+    elif step["status"] == "dropped":
+        out.print(f"{label} [strike]{escape(step['draft'])}[/strike] "
+                  f"[yellow](dropped: {escape(step['note'])})[/yellow]")
+    else:
+        out.print(f"{label} {escape(step['revised'])} "
+                  f"[yellow](kept: {escape(step['note'])})[/yellow]")
+
+
+def memory_summary(notes: list[dict[str, Any]]) -> str:
+    """"2 thoughts stored, 1 redundant, 1 not confident": what a run taught the memory."""
+    if not notes:
+        return "no thoughts made (no step was checked against sources)"
+    counts: dict[str, int] = {}
+    for note in notes:
+        reason = "stored" if note["stored"] else note["reason"].split(":", 1)[0]
+        counts[reason] = counts.get(reason, 0) + 1
+    stored = counts.pop("stored", 0)
+    parts = [f"{stored} thought{'s' if stored != 1 else ''} stored"]
+    return ", ".join(parts + [f"{n} {reason}" for reason, n in counts.items()])
+
+
+def _diff(before: str, after: str) -> str:
+    """Word-level change in wdiff style, [-removed-] and {+added+}: readable without colour."""
+    # bullets ("-", "*") are layout, not words: a reflowed list shows no change
+    a = [w for w in before.split() if any(c.isalnum() for c in w)]
+    b = [w for w in after.split() if any(c.isalnum() for c in w)]
+    parts: list[str] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b).get_opcodes():
+        if op == "equal":
+            parts.append(escape(" ".join(a[i1:i2])))
+            continue
+        if i2 > i1:
+            parts.append(f"[red]{escape('[-' + ' '.join(a[i1:i2]) + '-]')}[/red]")
+        if j2 > j1:
+            parts.append(f"[green]{escape('{+' + ' '.join(b[j1:j2]) + '+}')}[/green]")
+    return " ".join(parts)
+
+
+def print_answer(out: Console, answer: str, steps: list[Step], *, cite: bool) -> None:
+    """The answer, then each step's sources as numbers into one deduplicated list."""
+    out.print(escape(answer))
+    if not cite:
+        return
+    refs, cited = parsing.number_sources(steps)
+    for n, numbers in enumerate(refs, 1):
+        if numbers:
+            out.print(f"[dim]STEP {n} sources: {' '.join(f'[{i}]' for i in numbers)}[/dim]")
+    if cited:
+        out.print("\n[bold]Sources[/bold]")
+        for i, src in enumerate(cited, 1):
+            out.print(escape(f"[{i}] {src['title']} — {src['source']}"))

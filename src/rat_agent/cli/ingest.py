@@ -1,0 +1,87 @@
+"""`rat ingest` and `rat collections`: fill, list and delete Qdrant collections."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from rat_agent.agent.context import Context
+
+DEFAULT_COLLECTION = Context.__dataclass_fields__["collection"].default
+
+
+def add_commands(sub: Any) -> None:
+    ingest = sub.add_parser(
+        "ingest", help="index files, folders and URLs into a Qdrant collection",
+        description="Markdown, text, HTML, PDF and source code; folders are walked "
+        "recursively. Safe to re-run: unchanged files are skipped, changed ones replaced.",
+    )
+    ingest.add_argument("paths", nargs="+", metavar="PATH", help="file, folder or http(s) URL")
+    ingest.add_argument("--collection", default=DEFAULT_COLLECTION,
+                        help=f"collection to fill (default: {DEFAULT_COLLECTION})")
+    ingest.add_argument("--allow-private", action="store_true",
+                        help="allow URLs on private, loopback and link-local addresses")
+
+    collections = sub.add_parser("collections", help="list or delete Qdrant collections")
+    actions = collections.add_subparsers(dest="action")
+    actions.add_parser("list", help="list collections (the default)")
+    delete = actions.add_parser("delete", help="delete a collection and all its chunks")
+    delete.add_argument("name")
+
+
+def ingest_command(args: argparse.Namespace) -> int:
+    from rat_agent.ingest.pipeline import ingest
+    from rat_agent.retrieval.qdrant.client import location
+
+    out = Console(highlight=False, soft_wrap=True)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    columns = (TextColumn("{task.description:9}"), BarColumn(), MofNCompleteColumn(),
+               TimeRemainingColumn())
+    with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as bar:
+        tasks: dict[str, Any] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done, total=total)
+
+        try:
+            report = ingest(args.paths, collection=args.collection,
+                            allow_private=True if args.allow_private else None,
+                            progress=progress)
+        except KeyboardInterrupt:
+            bar.stop()
+            err.print("interrupted: what was stored is kept; run the same command again "
+                      "to finish")
+            return 130
+    for item, reason in report.failed:
+        err.print(f"[yellow]skipped[/yellow] {escape(item)}: {escape(reason)}")
+    out.print(
+        f"{report.sources} sources in collection {escape(report.collection)!r} "
+        f"({escape(location())}): {report.added} chunks added, {report.kept} kept, "
+        f"{report.removed} removed, {report.unchanged} sources unchanged"
+        + (f", {len(report.failed)} skipped" if report.failed else "")
+    )
+    return 1 if report.failed else 0
+
+
+def collections_command(args: argparse.Namespace) -> int:
+    from rat_agent.retrieval.qdrant.client import delete_collection, list_collections, location
+
+    out = Console(highlight=False, soft_wrap=True)
+    if args.action == "delete":
+        delete_collection(args.name)
+        out.print(f"deleted collection {escape(args.name)!r} at {escape(location())}")
+        return 0
+    infos = list_collections()
+    if not infos:
+        out.print(f"[dim]no collections at {escape(location())}: "
+                  "create one with `rat ingest PATH`[/dim]")
+    for info in infos:
+        note = "" if info.ours else "  [dim](not made by rat ingest: not searchable)[/dim]"
+        out.print(f"{escape(info.name)}  {info.points} chunks{note}")
+    return 0

@@ -1,0 +1,57 @@
+"""`rat ingest` as a graph, so `langgraph dev`, Studio and the SDK can fill collections too."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from dataclasses import asdict
+from typing import Annotated, Any
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from pydantic import Field
+from typing_extensions import TypedDict
+
+from rat_agent.retrieval.qdrant.client import DEFAULT_COLLECTION
+
+
+class IngestInput(TypedDict):
+    paths: Annotated[list[str], Field(description="Files, folders or http(s) URLs.")]
+    collection: Annotated[str, Field(description="Qdrant collection to fill.")]
+
+
+class IngestOutput(TypedDict):
+    collection: str
+    sources: int
+    unchanged: int
+    added: int
+    kept: int
+    removed: int
+    failed: list[list[str]]  # [item, reason]
+
+
+class IngestState(IngestInput, IngestOutput, total=False):
+    pass
+
+
+async def ingest_node(state: IngestState) -> dict[str, Any]:
+    """Reading, embedding and embedded Qdrant all block: off the server's event loop."""
+    from rat_agent.ingest.pipeline import ingest
+
+    # Resolved as the agent's Context resolves `collection`, without importing the agent.
+    collection = state.get("collection") or os.environ.get("RAT_COLLECTION") or DEFAULT_COLLECTION
+    report = await asyncio.to_thread(ingest, state["paths"], collection=collection)
+    result = asdict(report)
+    result["failed"] = [list(pair) for pair in report.failed]
+    return result
+
+
+def build_ingest_graph() -> CompiledStateGraph[IngestState, None, IngestInput, IngestOutput]:
+    builder = StateGraph(IngestState, input_schema=IngestInput, output_schema=IngestOutput)
+    builder.add_node("ingest", ingest_node)
+    builder.add_edge(START, "ingest")
+    builder.add_edge("ingest", END)
+    return builder.compile(name="ingest")
+
+
+graph = build_ingest_graph()

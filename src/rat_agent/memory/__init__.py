@@ -1,0 +1,1 @@
+"""Thought memory (the Thought-Retriever paper): a Qdrant collection of checked thoughts."""

@@ -1,0 +1,270 @@
+"""Thought memory (the Thought-Retriever paper): checked conclusions of past runs, in Qdrant.
+
+A thought is a short passage the model wrote from a finished run and judged to be a real,
+supported answer. It keeps its provenance (the documents and thoughts it was built from,
+the thread and step) and an abstraction level: raw documents are level 1, a thought is
+1 + the mean level of its sources. Thoughts live in their own collection next to
+`rat ingest`'s (embedded on disk, or the server at QDRANT_URL) and are searched with the
+same hybrid search, so later runs read them alongside the knowledge source.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForRetrieverRun
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+from qdrant_client import QdrantClient, models
+
+from rat_agent.errors import ConfigError, RetrievalError
+from rat_agent.providers.embeddings import get_embeddings
+from rat_agent.retrieval.qdrant import hybrid
+from rat_agent.retrieval.qdrant.client import MADE_BY, collection_metadata, locked_client
+from rat_agent.text import shorten
+
+_WHAT = "the thought memory"  # how Qdrant errors name it
+KIND = "thoughts"  # collection metadata: tells a memory from a collection of documents
+SOURCE_PREFIX = "thought:"
+_AVERAGE_WORDS = 60.0  # a fixed length estimate for BM25: the collection keeps growing
+_SCROLL = 256
+
+
+@dataclass(frozen=True)
+class Origin:
+    """One source a thought was built from: a document (level 1) or an earlier thought."""
+
+    kind: str  # "document" or "thought"
+    source: str  # URL or corpus id; "thought:<id>" for a thought
+    title: str
+    level: float = 1.0
+
+
+@dataclass(frozen=True)
+class Thought:
+    text: str
+    question: str
+    origins: tuple[Origin, ...]
+    level: float
+    thread: str = ""
+    step: int | None = None  # 1-based step it came from; None: the whole answer
+    model: str = ""
+    created: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
+    id: str = field(default_factory=lambda: str(uuid.uuid4()))
+
+    @property
+    def source(self) -> str:
+        return SOURCE_PREFIX + self.id
+
+    @property
+    def title(self) -> str:
+        where = f"step {self.step} of" if self.step else "the answer to"
+        return f"Thought from {where}: {shorten(self.question, 60)}"
+
+
+def level_of(origins: Sequence[Origin]) -> float:
+    """1 + the mean level of the sources (the paper's abstraction level)."""
+    return 1.0 + (sum(o.level for o in origins) / len(origins) if origins else 1.0)
+
+
+def thought_id(source: str) -> str | None:
+    return source[len(SOURCE_PREFIX):] if source.startswith(SOURCE_PREFIX) else None
+
+
+class Memory:
+    """One memory collection; created on the first stored thought."""
+
+    def __init__(self, collection: str):
+        if not collection.strip():
+            raise ConfigError("the memory collection name must not be empty")
+        self.collection = collection
+
+    # --- checks -----------------------------------------------------------------------
+
+    def exists(self) -> bool:
+        """True when the collection holds thoughts; ConfigError when it holds something else."""
+        with locked_client(_WHAT) as client:
+            if not client.collection_exists(self.collection):
+                return False
+            metadata = client.get_collection(self.collection).config.metadata or {}
+        if metadata.get("made_by") != MADE_BY or metadata.get("kind") != KIND:
+            raise ConfigError(f"the Qdrant collection {self.collection!r} is not a thought "
+                              "memory (it holds documents); name another memory_collection")
+        wanted = collection_metadata()
+        if metadata.get("embedding") != wanted["embedding"]:
+            raise ConfigError(f"the memory {self.collection!r} was embedded with another model "
+                              f"({metadata.get('embedding')}); clear it with "
+                              f"`rat memory clear --collection {self.collection}`")
+        return True
+
+    # --- reading ------------------------------------------------------------------------
+
+    def search(self, query: str, k: int, min_score: float) -> list[Document]:
+        """Top-`k` thoughts for a query, each at least `min_score` cosine-similar to it.
+
+        Hybrid search as for documents, but only among thoughts above the dense floor, so a
+        thought sharing a word with the query and nothing else is never forced into a step.
+        """
+        if k < 1 or not query.strip() or not self.exists():
+            return []
+        dense = models.Prefetch(query=get_embeddings().embed_query(query), using=hybrid.DENSE,
+                                limit=40, score_threshold=min_score)
+        lexical = hybrid.sparse_query(query)
+        prefetch = [dense]
+        if lexical.indices:
+            prefetch.append(models.Prefetch(query=lexical, using=hybrid.SPARSE, limit=40,
+                                            prefetch=dense))
+        with locked_client(_WHAT) as client:
+            points = client.query_points(
+                self.collection, prefetch=prefetch,
+                query=models.FusionQuery(fusion=models.Fusion.DBSF), limit=k,
+                with_payload=True).points
+        return [as_document(_thought(point.payload or {})) for point in points]
+
+    def nearest(self, vector: Sequence[float]) -> tuple[float, Thought | None]:
+        """The stored thought most similar to a normalized embedding, and its cosine."""
+        if not self.exists():
+            return 0.0, None
+        with locked_client(_WHAT) as client:
+            points = client.query_points(self.collection, query=list(vector),
+                                         using=hybrid.DENSE, limit=1,
+                                         with_payload=True).points
+        if not points:
+            return 0.0, None
+        return float(points[0].score), _thought(points[0].payload or {})
+
+    def get(self, thought: str) -> Thought | None:
+        """A thought by id or by a unique prefix of it (as `rat memory list` prints them)."""
+        matches = [t for t in self.all() if t.id.startswith(thought.strip())]
+        if len(matches) > 1 and not any(t.id == thought for t in matches):
+            raise ConfigError(f"{thought!r} names {len(matches)} thoughts; give more of the id")
+        exact = [t for t in matches if t.id == thought]
+        return (exact or matches)[0] if matches else None
+
+    def all(self) -> list[Thought]:
+        """Every thought, oldest first."""
+        if not self.exists():
+            return []
+        thoughts: list[Thought] = []
+        offset: Any = None
+        with locked_client(_WHAT) as client:
+            while True:
+                points, offset = client.scroll(self.collection, limit=_SCROLL, offset=offset,
+                                               with_payload=True)
+                thoughts.extend(_thought(p.payload or {}) for p in points)
+                if offset is None:
+                    break
+        return sorted(thoughts, key=lambda t: (t.created, t.id))
+
+    def levels(self, ids: Sequence[str]) -> dict[str, float]:
+        """The abstraction level of each stored thought among `ids` (forgotten ones are absent)."""
+        if not ids or not self.exists():
+            return {}
+        with locked_client(_WHAT) as client:
+            points = client.retrieve(self.collection, list(ids), with_payload=True)
+        return {str(p.id): float((p.payload or {}).get("metadata", {}).get("level", 2.0))
+                for p in points}
+
+    def roots(self, thought: Thought) -> list[Origin]:
+        """The raw documents a thought rests on, through the thoughts it was built from."""
+        by_id = {t.id: t for t in self.all()}
+        roots: dict[str, Origin] = {}
+        seen: set[str] = set()
+        pending = list(thought.origins)
+        while pending:
+            origin = pending.pop()
+            ident = thought_id(origin.source) if origin.kind == "thought" else None
+            if ident is None:
+                roots.setdefault(origin.source, origin)
+            elif ident not in seen:
+                seen.add(ident)
+                if ident in by_id:  # a forgotten thought leaves no trail
+                    pending.extend(by_id[ident].origins)
+        return sorted(roots.values(), key=lambda o: o.source)
+
+    def count(self) -> int:
+        if not self.exists():
+            return 0
+        with locked_client(_WHAT) as client:
+            return client.count(self.collection, exact=True).count
+
+    # --- writing ------------------------------------------------------------------------
+
+    def add(self, thought: Thought, vector: Sequence[float]) -> None:
+        sparse = hybrid.sparse_documents([thought.text], [[thought.question]],
+                                         average=_AVERAGE_WORDS)[0]
+        point = hybrid.point(thought.id, thought.text, _metadata(thought), vector, sparse)
+        exists = self.exists()
+        with locked_client(_WHAT) as client:
+            if not exists:
+                _create(client, self.collection)
+            client.upsert(self.collection, [point])
+
+    def forget(self, thought: str) -> Thought:
+        found = self.get(thought)
+        if found is None:
+            raise ConfigError(f"there is no thought {thought!r} in memory {self.collection!r}")
+        with locked_client(_WHAT) as client:
+            client.delete(self.collection, models.PointIdsList(points=[found.id]))
+        return found
+
+    def clear(self) -> int:
+        """Delete the whole memory; returns how many thoughts it held."""
+        held = self.count()
+        if self.exists():
+            with locked_client(_WHAT) as client:
+                client.delete_collection(self.collection)
+        return held
+
+
+class ThoughtRetriever(BaseRetriever):
+    """Memory search as a LangChain retriever, so traces and run stats count it as retrieval."""
+
+    collection: str
+    k: int = 2
+    min_score: float = 0.5
+
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun
+    ) -> list[Document]:
+        return Memory(self.collection).search(query, self.k, self.min_score)
+
+
+def as_document(thought: Thought) -> Document:
+    """A thought as the retrieve node reads documents: kind, level and provenance in metadata."""
+    return Document(page_content=thought.text, metadata={
+        "kind": "thought", "title": thought.title, "source": thought.source, "id": thought.id,
+        "level": thought.level,
+    })
+
+
+def embed(texts: Sequence[str]) -> list[list[float]]:
+    try:
+        return get_embeddings().embed_documents(list(texts))
+    except RetrievalError:
+        raise
+    except Exception as exc:
+        raise RetrievalError(f"embedding failed: {exc}") from exc
+
+
+def _create(client: QdrantClient, name: str) -> None:
+    hybrid.create_collection(client, name, metadata={**collection_metadata(), "kind": KIND})
+
+
+def _metadata(thought: Thought) -> dict[str, Any]:
+    data = asdict(thought)
+    data["origins"] = [asdict(o) for o in thought.origins]
+    del data["text"]  # the payload's page_content
+    return data
+
+
+def _thought(payload: dict[str, Any]) -> Thought:
+    meta = dict(payload.get("metadata") or {})
+    origins = tuple(Origin(**o) for o in meta.pop("origins", []) or [])
+    return Thought(text=str(payload.get("page_content", "")), origins=origins, **meta)
+
+

@@ -1,0 +1,1 @@
+"""Where runs are kept: checkpointers by URL, and the one `langgraph dev` is given."""

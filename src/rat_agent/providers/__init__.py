@@ -1,0 +1,1 @@
+"""Model access: chat models by name, the bundled llama.cpp server, embeddings, run costs."""

@@ -1,0 +1,1 @@
+"""Qdrant: one client per location, the hybrid (dense + sparse) collection, the retriever."""

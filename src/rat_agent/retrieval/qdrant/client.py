@@ -1,0 +1,147 @@
+"""The one Qdrant client per location, shared by the retriever, `rat ingest` and memory.
+
+Embedded Qdrant on disk (under the data folder) is the default; QDRANT_URL (and
+QDRANT_API_KEY) select a server instead, with nothing else changed. Embedded Qdrant lets
+one process at a time open its folder, so clients are shared process-wide.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from qdrant_client import QdrantClient
+
+from rat_agent.errors import ConfigError, RatError, RetrievalError
+from rat_agent.paths import data_dir
+from rat_agent.providers.embeddings import embedding_model_id
+
+MADE_BY = "rat-agent"
+DEFAULT_COLLECTION = "documents"  # what `rat ingest` fills and retriever "qdrant" searches
+LAYOUT = 1  # bump when chunk payloads or vectors change shape
+
+_clients: dict[str, tuple[QdrantClient, threading.Lock]] = {}
+_clients_lock = threading.Lock()
+
+
+def location() -> str:
+    """Where collections live: the server's URL, or the embedded store's folder."""
+    return os.environ.get("QDRANT_URL") or str(data_dir() / "qdrant")
+
+
+def get_client() -> tuple[QdrantClient, threading.Lock]:
+    """The shared client for `location()`, with the lock its users hold around calls.
+
+    The embedded store is not thread-safe; a server is, but one lock costs nothing next
+    to an HTTP round trip and keeps the two modes alike.
+    """
+    where = location()
+    with _clients_lock:
+        if where not in _clients:
+            _clients[where] = (_open(where), threading.Lock())
+        return _clients[where]
+
+
+def _open(where: str) -> QdrantClient:
+    if os.environ.get("QDRANT_URL"):
+        try:
+            return QdrantClient(url=where, api_key=os.environ.get("QDRANT_API_KEY") or None,
+                                timeout=30)
+        except Exception as exc:
+            raise ConfigError(f"QDRANT_URL={where!r} is not usable: {exc}") from exc
+    Path(where).mkdir(parents=True, exist_ok=True)
+    try:
+        return QdrantClient(path=where, force_disable_check_same_thread=True)
+    except RuntimeError as exc:
+        if "already accessed" in str(exc):
+            raise RetrievalError(
+                f"the Qdrant folder {where} is in use by another rat process; wait for it, "
+                "or share a Qdrant server between processes with QDRANT_URL"
+            ) from None
+        raise RetrievalError(f"cannot open the Qdrant folder {where}: {exc}") from exc
+
+
+def close_clients() -> None:
+    with _clients_lock:
+        for client, lock in _clients.values():
+            with lock:
+                client.close()
+        _clients.clear()
+
+
+atexit.register(close_clients)
+
+
+def collection_metadata() -> dict[str, object]:
+    return {"made_by": MADE_BY, "layout": LAYOUT, "embedding": embedding_model_id()}
+
+
+@dataclass(frozen=True)
+class CollectionInfo:
+    name: str
+    points: int
+    ours: bool  # made by `rat ingest` with the embedder this install uses
+
+
+@contextmanager
+def qdrant_errors(what: str = "Qdrant") -> Iterator[None]:
+    """The one place Qdrant's own exceptions become our RetrievalError, naming what was
+    asked and where (folder or server); our typed errors pass through."""
+    try:
+        yield
+    except RatError:
+        raise
+    except Exception as exc:
+        raise RetrievalError(f"{what} at {location()} did not answer: {exc}") from exc
+
+
+@contextmanager
+def locked_client(what: str = "Qdrant") -> Iterator[QdrantClient]:
+    """The shared client under its lock, its failures through `qdrant_errors`."""
+    client, lock = get_client()
+    with qdrant_errors(what), lock:
+        yield client
+
+
+def list_collections() -> list[CollectionInfo]:
+    infos = []
+    with locked_client() as client:
+        for item in client.get_collections().collections:
+            info = client.get_collection(item.name)
+            metadata = info.config.metadata or {}
+            ours = metadata.get("made_by") == MADE_BY and (
+                metadata.get("embedding") == embedding_model_id())
+            infos.append(CollectionInfo(item.name, info.points_count or 0, ours))
+    return sorted(infos, key=lambda c: c.name)
+
+
+def delete_collection(name: str) -> None:
+    with locked_client() as client:
+        exists = client.collection_exists(name)
+        if exists:
+            client.delete_collection(name)
+    if not exists:
+        raise ConfigError(f"there is no collection {name!r} at {location()}")
+
+
+def check_collection(client: QdrantClient, name: str) -> None:
+    """A collection we can search: it exists, `rat ingest` made it, with our embedder.
+    The caller holds the client's lock."""
+    with qdrant_errors():
+        if not client.collection_exists(name):
+            names = [c.name for c in client.get_collections().collections]
+            known = f" (there are: {', '.join(sorted(names))})" if names else ""
+            raise ConfigError(f"there is no Qdrant collection {name!r} at {location()}{known}: "
+                              f"fill it with `rat ingest PATH --collection {name}`")
+        metadata = client.get_collection(name).config.metadata or {}
+    if metadata.get("made_by") != MADE_BY or metadata.get("layout") != LAYOUT:
+        raise ConfigError(f"the Qdrant collection {name!r} was not made by this version of "
+                          "`rat ingest`; ingest into a new collection")
+    if metadata.get("embedding") != embedding_model_id():
+        raise ConfigError(f"the Qdrant collection {name!r} was embedded with another model "
+                          f"({metadata.get('embedding')}); ingest it again")

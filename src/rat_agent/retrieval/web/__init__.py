@@ -1,0 +1,1 @@
+"""The open web: a guarded fetch, and pages cut into passages."""

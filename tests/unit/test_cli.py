@@ -1,0 +1,202 @@
+"""The `rat` command: output, resume, and one readable line for every bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fakes import ListRetriever, ScriptedModel, plan_model, wiki_docs
+from langchain_core.messages import BaseMessage
+
+from rat_agent import ConfigError, cli, retrieval
+from rat_agent.providers import chat
+
+DRAFT = "STEP 1: get logs\nSTEP 2: make planks\nSTEP 3: craft a table"
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAT_DATA_DIR", str(tmp_path / "data"))
+    for var in ("RAT_MODEL", "RAT_RETRIEVER", "RAT_K", "RAT_MAX_STEPS", "RAT_DEBUG"):
+        monkeypatch.delenv(var, raising=False)
+
+
+def install_fakes(monkeypatch: pytest.MonkeyPatch, model: ScriptedModel) -> None:
+    """`model` behind every model name, and a fake retriever named 'fake'."""
+    monkeypatch.setattr(chat, "get_chat_model", lambda name, **kw: model)
+    fake = lambda ctx: ListRetriever(documents=wiki_docs(ctx.k))  # noqa: E731
+    monkeypatch.setitem(retrieval.FACTORIES, "fake", fake)
+    retrieval.clear_cache()
+
+
+@pytest.fixture
+def fake_world(monkeypatch: pytest.MonkeyPatch) -> ScriptedModel:
+    model = plan_model(DRAFT)
+    install_fakes(monkeypatch, model)
+    return model
+
+
+def rat(*args: str) -> int:
+    return cli.main(list(args))
+
+
+def test_ask_prints_progress_answer_and_sources(
+    fake_world: ScriptedModel, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert rat("ask", "How do I craft a table?", "--retriever", "fake", "--k", "2") == 0
+    out = capsys.readouterr().out
+    assert "Draft: 3 steps" in out
+    assert "query" in out and "about: get logs" in out
+    assert "STEP 3: FIXED craft a table" in out
+    assert "STEP 1 {+FIXED+} get logs" in out  # what the revision changed, word by word
+    assert "[1] Page 1 — corpus:page1" in out and "[2] Page 2 — corpus:page2" in out
+    assert "model calls" in out
+
+
+def test_ask_json_matches_the_api(
+    fake_world: ScriptedModel, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert rat("ask", "How?", "--retriever", "fake", "--json", "--query-mode", "text") == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["answer"].splitlines()[0] == "STEP 1: FIXED get logs"
+    assert [s["query"] for s in result["steps"]] == ["get logs", "make planks", "craft a table"]
+    assert set(result["steps"][0]) >= {"draft", "query", "sources", "revised"}
+    assert result["stats"]["model_calls"] == 1 + 3
+
+
+def test_failed_run_resumes_on_its_thread(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = plan_model(DRAFT)
+    respond = model.respond
+    broken = {"on": True}
+
+    def flaky(kind: str, messages: list[BaseMessage]) -> str:
+        if broken["on"] and len(model.calls) == 5:  # the revision of step 2
+            raise ConfigError("quota exhausted")
+        return respond(kind, messages)
+
+    model.respond = flaky
+    install_fakes(monkeypatch, model)
+
+    assert rat("ask", "How?", "--retriever", "fake", "--thread", "t1") == 2
+    assert "quota exhausted" in capsys.readouterr().err
+    calls_before = len(model.calls)
+    broken["on"] = False
+    assert rat("ask", "--thread", "t1", "--json") == 0  # settings come from the thread
+    result = json.loads(capsys.readouterr().out)
+    assert [s["revised"] for s in result["steps"]] == [
+        "FIXED get logs", "FIXED make planks", "FIXED craft a table"
+    ]
+    # only the failed revision and the steps after it were run again
+    assert [k for k, _ in model.calls[calls_before:]] == ["revise", "query", "revise"]
+
+    assert rat("show", "t1") == 0
+    shown = capsys.readouterr().out
+    assert "finished" in shown and "FIXED make planks" in shown
+    assert rat("threads") == 0
+    assert "t1" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["ask", "   "], "the question is empty"),
+        (["ask", "q", "--retriever", "nope"], "unknown retriever 'nope'"),
+        (["ask", "q", "--k", "0"], "k must be between 1 and 20"),
+        (["ask", "q", "--max-steps", "99"], "max_steps must be between 1 and 32"),
+        (["ask", "q", "--model", "gpt4"], "unknown model 'gpt4'"),
+        (["ask", "q", "--model", "openai:gpt-4o-mini"], "set OPENAI_API_KEY"),
+        (["show", "no-such-thread"], "no run with thread id"),
+        (["ask", "--thread", "fresh"], "has no unfinished run"),
+    ],
+)
+def test_bad_input_is_one_line_and_nonzero(
+    args: list[str], message: str, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    code = rat(*args)
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert message in err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_the_installed_command_reports_errors_without_traceback() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "rat_agent.cli", "ask", "q", "--k", "abc"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert proc.returncode == 2 and "invalid int value" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    # a bad flag is one line naming it and its choices, not the whole usage of `rat ask`
+    proc = subprocess.run(
+        [sys.executable, "-m", "rat_agent.cli", "ask", "hi", "--query-mode", "sideways"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "--query-mode" in proc.stderr and "'llm', 'text'" in proc.stderr
+    assert "rat ask --help" in proc.stderr
+    help_text = subprocess.run(
+        [sys.executable, "-m", "rat_agent.cli", "--help"], capture_output=True, text=True,
+        timeout=60,
+    )
+    assert help_text.returncode == 0 and "ask" in help_text.stdout
+
+
+def test_time_travel_from_the_cli(
+    fake_world: ScriptedModel, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert rat("ask", "How do I craft a table?", "--retriever", "fake", "--thread", "tt") == 0
+    capsys.readouterr()
+    assert rat("show", "tt", "--history") == 0
+    assert "next: to_query" in capsys.readouterr().out
+    calls = len(fake_world.calls)
+    assert rat("ask", "--thread", "tt", "--from-step", "3", "--edit", "craft two tables",
+               "--quiet") == 0
+    out = capsys.readouterr().out
+    assert "STEP 1: FIXED get logs" in out and "STEP 3: FIXED craft two tables" in out
+    assert [kind for kind, _ in fake_world.calls[calls:]] == ["query", "revise"]
+    assert rat("ask", "--thread", "tt", "--edit", "x") == 2
+    assert "--edit goes with --from-step" in capsys.readouterr().err
+
+
+def repairing_model() -> ScriptedModel:
+    """Step 1 needs 2 logs (inserted before it); step 2 is not needed (dropped)."""
+
+    def respond(kind: str, messages: list[BaseMessage]) -> str:
+        from fakes import current_step
+
+        if kind == "draft":
+            return "STEP 1: make planks\nSTEP 2: dance"
+        if kind == "query":
+            return current_step(messages)
+        step = current_step(messages)
+        if step in ("make planks", "Craft 8 planks from 2 logs"):
+            return "FACT: 1a. 2 logs give 8 planks\nSTEP: Craft 8 planks from 2 logs\nNEEDS: 2 logs"
+        if step == "Get 2 logs.":
+            return "FACT: 1a. logs\nSTEP: Chop 2 logs\nNEEDS: none"
+        return "FACT: none\nSTEP: DROP: dancing makes nothing\nNEEDS: none"
+
+    return ScriptedModel(respond=respond, calls=[])
+
+
+def test_ask_shows_inserted_and_dropped_steps(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    install_fakes(monkeypatch, repairing_model())
+    assert rat("ask", "How do I make planks?", "--retriever", "fake") == 0
+    out = capsys.readouterr().out
+    assert "needs Get 2 logs. (inserted before: Craft 8 planks from 2 logs)" in out
+    assert "STEP 1 Chop 2 logs (inserted: needed by: Craft 8 planks from 2 logs)" in out
+    assert "(dropped: dancing makes nothing)" in out
+    assert "STEP 1: Chop 2 logs\nSTEP 2: Craft 8 planks from 2 logs\n" in out
+    assert rat("ask", "How do I make planks?", "--retriever", "fake", "--json") == 0
+    steps = json.loads(capsys.readouterr().out)["steps"]
+    assert [s["status"] for s in steps] == ["inserted", "revised", "dropped"]
+    assert steps[0]["makes"] == "2 logs" and steps[1]["needs"] == ["2 logs"]
+    assert steps[2]["note"] == "dancing makes nothing"

@@ -1,0 +1,183 @@
+"""The evaluation runner: scores from the checker, results cached and resumed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fakes import ListRetriever, ScriptedModel, prompt_text, wiki_docs
+from langchain_core.messages import BaseMessage
+
+from rat_agent.agent.graph import build_graph
+from rat_agent.eval.runner import cache_file, run_minecraft, table
+from rat_agent.minecraft.planner import reference_plan
+from rat_agent.minecraft.tasks import load_tasks
+
+TASKS = load_tasks()[:3]
+PLANS = {task.question: reference_plan(task.goal) for task in TASKS}
+
+
+def planner() -> ScriptedModel:
+    """Drafts the right plan; answers 'direct' with something no simulator accepts."""
+
+    def respond(kind: str, messages: list[BaseMessage]) -> str:
+        question = prompt_text(messages).split("Task: ", 1)[1].split("\n", 1)[0]
+        if kind == "draft":
+            return PLANS[question]
+        if kind == "direct":
+            return "Just find one."
+        raise AssertionError(kind)
+
+    return ScriptedModel(respond=respond, calls=[])
+
+
+@pytest.fixture(autouse=True)
+def data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAT_DATA_DIR", str(tmp_path))
+
+
+def test_scores_come_from_the_checker_and_results_are_cached() -> None:
+    model = planner()
+    graph = build_graph(llm=model, retriever=ListRetriever(documents=wiki_docs(1)))
+    seen: list[tuple[int, int]] = []
+    results = run_minecraft(["direct", "cot"], context={"model": "fake", "max_steps": 32},
+                            tasks=TASKS, graph=graph, progress=lambda d, t: seen.append((d, t)))
+    assert [(r.task, r.method) for r in results] == [
+        (t.id, m) for t in TASKS for m in ("direct", "cot")]
+    assert [r.score for r in results if r.method == "cot"] == [1.0] * 3
+    assert [r.score for r in results if r.method == "direct"] == [0.0] * 3
+    assert seen[0] == (0, 6) and seen[-1] == (6, 6)
+    calls = len(model.calls)
+    again = run_minecraft(["direct", "cot"], context={"model": "fake", "max_steps": 32},
+                          tasks=TASKS, graph=graph)
+    assert len(model.calls) == calls and again == results  # nothing computed twice
+    markdown = table(results)
+    assert "| direct | 3 | 0% |" in markdown and "| cot | 3 | 100% |" in markdown
+
+
+def test_an_interrupted_evaluation_computes_only_what_is_missing() -> None:
+    model = planner()
+    graph = build_graph(llm=model, retriever=ListRetriever(documents=wiki_docs(1)))
+    context = {"model": "fake", "max_steps": 32}
+    run_minecraft(["cot"], context=context, tasks=TASKS, graph=graph)
+    path = cache_file("minecraft")
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(lines[:2]) + "\n" + lines[2][:20])  # a kill mid-write
+    before = len(model.calls)
+    results = run_minecraft(["cot"], context=context, tasks=TASKS, graph=graph)
+    assert len(model.calls) == before + 1 and [r.score for r in results] == [1.0] * 3
+    # other settings are other results
+    run_minecraft(["cot"], context={**context, "k": 2}, tasks=TASKS[:1], graph=graph)
+    assert len(model.calls) == before + 2
+
+
+def test_cached_only_reports_what_is_done_and_computes_nothing() -> None:
+    model = planner()
+    graph = build_graph(llm=model, retriever=ListRetriever(documents=wiki_docs(1)))
+    context = {"model": "fake", "max_steps": 32}
+    run_minecraft(["cot"], context=context, tasks=TASKS[:2], graph=graph)
+    before = len(model.calls)
+    report = run_minecraft(["direct", "cot"], context=context, tasks=TASKS, graph=graph,
+                           cached_only=True)
+    assert len(model.calls) == before
+    assert [(r.task, r.method) for r in report] == [(t.id, "cot") for t in TASKS[:2]]
+
+
+def test_a_results_file_written_earlier_counts_as_cached(tmp_path: Path) -> None:
+    """Re-running a committed command on a fresh clone computes only what is new."""
+    model = planner()
+    graph = build_graph(llm=model, retriever=ListRetriever(documents=wiki_docs(1)))
+    context = {"model": "fake", "max_steps": 32}
+    first = run_minecraft(["cot"], context=context, tasks=TASKS[:2], graph=graph)
+    committed = tmp_path / "committed.jsonl"
+    committed.write_text(cache_file("minecraft").read_text())
+    cache_file("minecraft").unlink()  # a fresh machine
+    calls = len(model.calls)
+    results = run_minecraft(["cot"], context=context, tasks=TASKS, graph=graph, seed=committed)
+    assert len(model.calls) == calls + 1  # only the third task ran
+    assert results[:2] == first
+
+
+def test_plots_show_the_score_and_the_cost_of_each_method(tmp_path: Path) -> None:
+    import matplotlib.image
+
+    from rat_agent.eval.plots import plot
+
+    graph = build_graph(llm=planner(), retriever=ListRetriever(documents=wiki_docs(1)))
+    results = run_minecraft(["direct", "cot"], context={"model": "fake", "max_steps": 32},
+                            tasks=TASKS, graph=graph)
+    files = plot(results, tmp_path / "minecraft-fake", "minecraft, fake")
+    assert [f.name for f in files] == ["minecraft-fake-score.png", "minecraft-fake-cost.png"]
+    for file in files:
+        height, width, _ = matplotlib.image.imread(file).shape
+        assert width > 600 and height > 300
+
+
+def test_a_changed_question_or_prompt_is_a_new_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Results are cached under the exact question and every prompt's wording."""
+    import dataclasses
+
+    from rat_agent.agent import prompts
+
+    model = planner()
+    graph = build_graph(llm=model, retriever=ListRetriever(documents=wiki_docs(1)))
+    context = {"model": "fake", "max_steps": 32}
+    run_minecraft(["cot"], context=context, tasks=TASKS[:1], graph=graph)
+    before = len(model.calls)
+    run_minecraft(["cot"], context=context, tasks=TASKS[:1], graph=graph)
+    assert len(model.calls) == before
+    monkeypatch.setattr(prompts, "DIRECT", prompts.DIRECT + " Be brief.")
+    run_minecraft(["cot"], context=context, tasks=TASKS[:1], graph=graph)
+    assert len(model.calls) == before + 1
+    reworded = dataclasses.replace(TASKS[0], question=TASKS[0].question + " ")
+    PLANS[reworded.question.strip()] = PLANS[TASKS[0].question]
+    run_minecraft(["cot"], context=context, tasks=[reworded], graph=graph)
+    assert len(model.calls) == before + 2
+
+
+def test_results_are_keyed_by_the_methods_code_not_the_harness(tmp_path: Path) -> None:
+    from rat_agent.eval.runner import code_fingerprint
+
+    (tmp_path / "eval").mkdir()
+    (tmp_path / "repair.py").write_text("RULE = 1\n")
+    (tmp_path / "eval" / "runner.py").write_text("HARNESS = 1\n")
+    before = code_fingerprint.__wrapped__(tmp_path)
+    (tmp_path / "eval" / "runner.py").write_text("HARNESS = 2\n")
+    assert code_fingerprint.__wrapped__(tmp_path) == before
+    (tmp_path / "repair.py").write_text("RULE = 2\n")
+    changed = code_fingerprint.__wrapped__(tmp_path)
+    assert changed != before
+    (tmp_path / "corpus.py").write_text("LINES = []\n")  # a new module is new code too
+    assert code_fingerprint.__wrapped__(tmp_path) not in (before, changed)
+
+
+def test_rescoring_reads_the_stored_answers_with_the_checker_as_it_is_now() -> None:
+    from rat_agent.eval import runner
+
+    model = planner()
+    graph = build_graph(llm=model, retriever=ListRetriever(documents=wiki_docs(1)))
+    context = {"model": "fake", "max_steps": 32}
+    first = run_minecraft(["cot"], context=context, tasks=TASKS, graph=graph)
+    assert [r.score for r in first] == [1.0] * 3
+    calls = len(model.calls)
+    strict = runner.Score(0.0, 1, "stricter checker")
+    report = runner.run("minecraft", [runner.minecraft_case(t) for t in TASKS], ["cot"],
+                        score=lambda case, answer: strict, context=context, graph=graph,
+                        rescore=True)
+    assert len(model.calls) == calls
+    assert [(r.score, r.reason) for r in report] == [(0.0, "stricter checker")] * 3
+    assert [r.answer for r in report] == [r.answer for r in first]
+
+
+def test_eval_flags_pick_a_stratified_split_and_any_context_field() -> None:
+    from rat_agent.cli.eval import _settings
+
+    assert _settings(["evidence=documents", "repair-steps=4", "min_support=0.5",
+                      "stop_at_goal=false"]) == {
+        "evidence": "documents", "repair_steps": 4, "min_support": 0.5, "stop_at_goal": False}
+    from rat_agent.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="context field"):
+        _settings(["nonsense=1"])
+    with pytest.raises(ConfigError, match="FIELD=VALUE"):
+        _settings(["k"])

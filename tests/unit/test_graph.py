@@ -1,0 +1,272 @@
+"""The causal contract of Algorithm 1, checked exactly with a recording fake model."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from fakes import ListRetriever, ScriptedModel, current_step, plan_model, prompt_text, wiki_docs
+from langchain_core.messages import BaseMessage
+from langgraph.types import RetryPolicy
+
+from rat_agent import ConfigError, build_graph
+from rat_agent.errors import RetrievalError
+
+DRAFT = "STEP 1: chop wood\nSTEP 2: craft planks\nSTEP 3: build a table\nSTEP 4: make sticks"
+STEPS = ["chop wood", "craft planks", "build a table", "make sticks"]
+
+
+FAST_RETRY = RetryPolicy(max_attempts=3, initial_interval=0.01, retry_on=RetrievalError)
+
+
+def run(model: ScriptedModel, retriever: ListRetriever | None = None, **context: object) -> dict:
+    graph = build_graph(llm=model, retriever=retriever or ListRetriever(documents=wiki_docs()),
+                        retrieval_retry=FAST_RETRY)
+    return graph.invoke({"question": "How do I get sticks in Minecraft?"}, context=context)
+
+
+def test_call_count_llm_queries_is_1_plus_2n() -> None:
+    model = plan_model(DRAFT)
+    run(model)
+    kinds = [kind for kind, _ in model.calls]
+    assert kinds == ["draft"] + ["query", "revise"] * 4
+
+
+def test_call_count_text_queries_is_1_plus_n_and_query_is_the_step() -> None:
+    model = plan_model(DRAFT)
+    retriever = ListRetriever(documents=wiki_docs())
+    result = run(model, retriever, query_mode="text")
+    assert [kind for kind, _ in model.calls] == ["draft"] + ["revise"] * 4
+    assert retriever.queries == STEPS
+    assert [s["query"] for s in result["steps"]] == STEPS
+
+
+def test_query_sees_revised_past_and_current_draft_but_no_later_step() -> None:
+    model = plan_model(DRAFT)
+    retriever = ListRetriever(documents=wiki_docs())
+    run(model, retriever)
+    queries = [msgs for kind, msgs in model.calls if kind == "query"]
+    for i, messages in enumerate(queries):
+        text = prompt_text(messages)
+        assert current_step(messages) == STEPS[i]
+        for past in STEPS[:i]:
+            assert f"FIXED {past}" in text  # the revision, not the draft, of past steps
+        for later in STEPS[i + 1 :]:
+            assert later not in text
+        assert "How do I get sticks in Minecraft?" in text
+    assert retriever.queries == [f"about: {s}" for s in STEPS]
+
+
+def test_revision_sees_documents_and_replaces_the_draft() -> None:
+    """The paper's revision (revision="plain") sees the revised past as its stable prefix;
+    the grounded one does not (tests/test_plan_repair.py)."""
+    model = plan_model(DRAFT)
+    result = run(model, revision="plain")
+    revisions = [msgs for kind, msgs in model.calls if kind == "revise"]
+    for i, messages in enumerate(revisions):
+        text = prompt_text(messages)
+        assert "<documents>" in text and "Page 1 says" in text
+        for later in STEPS[i + 1 :]:
+            assert later not in text
+        # stable part first: documents and the current step come after the revised past
+        if i:
+            assert text.index(f"FIXED {STEPS[i - 1]}") < text.index("<documents>\n")
+        assert text.index("<documents>\n") < text.rindex(STEPS[i])
+    assert [s["revised"] for s in result["steps"]] == [f"FIXED {s}" for s in STEPS]
+    assert [s["draft"] for s in result["steps"]] == STEPS
+    assert all(s["status"] == "revised" for s in result["steps"])
+    assert result["answer"] == "\n".join(f"STEP {n}: FIXED {s}" for n, s in enumerate(STEPS, 1))
+
+
+def test_sources_are_cited_per_step() -> None:
+    result = run(plan_model(DRAFT), k=2)
+    for step in result["steps"]:
+        assert [s["title"] for s in step["sources"]] == ["Page 1", "Page 2"]
+        assert step["sources"][0]["source"] == "corpus:page1"
+        assert step["sources"][0]["snippet"].startswith("Page 1 says")
+
+
+def test_prompts_share_a_stable_prefix() -> None:
+    """Consecutive calls start with the same text, so a server's prompt cache can reuse it."""
+    model = plan_model(DRAFT)
+    run(model)
+    texts = [prompt_text(msgs) for _, msgs in model.calls]
+    for before, after in itertools.pairwise(texts[1:]):
+        common = 0
+        while common < min(len(before), len(after)) and before[common] == after[common]:
+            common += 1
+        assert common >= len(before.split("Current step")[0].split("<documents>")[0])
+
+
+def test_max_steps_merges_the_tail_without_losing_it() -> None:
+    model = plan_model(DRAFT)
+    result = run(model, max_steps=2)
+    assert [s["draft"] for s in result["steps"]] == [
+        "chop wood",
+        "craft planks\nbuild a table\nmake sticks",
+    ]
+    assert len(model.calls) == 1 + 2 * 2
+
+
+def test_prefix_scope_rewrites_the_answer_so_far() -> None:
+    def respond(kind: str, messages: list[BaseMessage]) -> str:
+        if kind == "draft":
+            return DRAFT
+        text = prompt_text(messages)
+        number = text.count("\nSTEP ") + 1 if "Checked steps so far" in text else 1
+        return "\n".join(f"STEP {n}: prefix-{n}" for n in range(1, number + 1))
+
+    model = ScriptedModel(respond=respond, calls=[])
+    result = run(model, revise_scope="prefix", query_mode="text")
+    assert [kind for kind, _ in model.calls] == ["draft"] + ["prefix"] * 4
+    assert [s["revised"] for s in result["steps"]] == [f"prefix-{n}" for n in range(1, 5)]
+
+
+def test_output_answer_adds_a_final_call() -> None:
+    model = plan_model(DRAFT)
+    result = run(model, output="answer")
+    assert [kind for kind, _ in model.calls][-1] == "answer"
+    assert result["answer"] == "final answer"
+    assert "FIXED make sticks" in prompt_text(model.calls[-1][1])
+
+
+def test_useless_revision_keeps_the_draft_and_goes_on() -> None:
+    def respond(kind: str, messages: list[BaseMessage]) -> str:
+        if kind == "draft":
+            return DRAFT
+        if kind == "revise" and current_step(messages) == "craft planks":
+            return "<think>hmm</think>\n```\n```"
+        return f"ok {current_step(messages)}"
+
+    result = run(ScriptedModel(respond=respond, calls=[]), query_mode="text")
+    statuses = [s["status"] for s in result["steps"]]
+    assert statuses == ["revised", "not_revised", "revised", "revised"]
+    assert result["steps"][1]["revised"] == "craft planks"
+    assert result["steps"][1]["note"]
+
+
+def test_failing_retrieval_keeps_the_step_unrevised() -> None:
+    model = plan_model(DRAFT)
+    retriever = ListRetriever(documents=wiki_docs(), fail=lambda q: "planks" in q)
+    result = run(model, retriever, query_mode="text")
+    step = result["steps"][1]
+    assert step["status"] == "not_revised" and step["revised"] == "craft planks"
+    assert "retrieval failed" in step["note"]
+    assert [kind for kind, _ in model.calls] == ["draft"] + ["revise"] * 3
+    assert result["steps"][2]["status"] == "revised"
+    assert retriever.queries.count("craft planks") == 3  # retried before giving up
+
+
+def test_a_transient_retrieval_failure_is_retried() -> None:
+    failures = iter([True, True])
+    retriever = ListRetriever(documents=wiki_docs(),
+                              fail=lambda q: "planks" in q and next(failures, False))
+    result = run(plan_model(DRAFT), retriever, query_mode="text")
+    assert [s["status"] for s in result["steps"]] == ["revised"] * 4
+    assert retriever.queries.count("craft planks") == 3
+
+
+def test_a_bad_retriever_setting_fails_the_run_not_the_step() -> None:
+    class Misconfigured(ListRetriever):
+        def _get_relevant_documents(self, query: str, *, run_manager: object) -> list:  # type: ignore[override]
+            raise ConfigError("collection 'x' is missing")
+
+    with pytest.raises(ConfigError, match="collection 'x'"):
+        run(plan_model(DRAFT), Misconfigured(documents=[]), query_mode="text")
+
+
+def test_empty_draft_is_a_typed_error_asked_once() -> None:
+    from rat_agent import UnusableReply
+
+    model = ScriptedModel(respond=lambda kind, messages: "  ", calls=[])
+    with pytest.raises(UnusableReply):
+        run(model)
+    assert len(model.calls) == 1  # the same prompt gets the same nothing: not retried
+
+
+def _provider_error(status: int) -> Exception:
+    import httpx
+    import openai
+
+    response = httpx.Response(status, request=httpx.Request("POST", "http://127.0.0.1/v1"))
+    return openai.APIStatusError(f"Error code: {status} - refused\nmore detail", response=response,
+                                 body=None)
+
+
+@pytest.mark.parametrize("status", [400, 401, 404])
+def test_a_rejected_request_fails_at_once_in_one_line(status: int) -> None:
+    from rat_agent import RequestRejected
+
+    def refuse(kind: str, messages: list[BaseMessage]) -> str:
+        raise _provider_error(status)
+
+    model = ScriptedModel(respond=refuse, calls=[])
+    with pytest.raises(RequestRejected, match=f"rejected the request \\(HTTP {status}\\)") as err:
+        run(model)
+    assert len(model.calls) == 1 and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("status", [408, 429, 500, 503])
+def test_a_transient_provider_failure_is_retried(status: int) -> None:
+    failures = iter([True, True])
+    planner = plan_model(DRAFT)
+
+    def flaky(kind: str, messages: list[BaseMessage]) -> str:
+        if next(failures, False):
+            raise _provider_error(status)
+        return planner.respond(kind, messages)
+
+    model = ScriptedModel(respond=flaky, calls=[])
+    result = run(model)
+    assert [s["status"] for s in result["steps"]] == ["revised"] * 4
+    assert [kind for kind, _ in model.calls[:3]] == [model.calls[0][0]] * 3  # asked 3 times
+
+
+def test_bad_context_is_a_typed_error() -> None:
+    with pytest.raises(ConfigError, match="k must be between"):
+        run(plan_model(DRAFT), k=0)
+    with pytest.raises(ConfigError, match="unknown retriever"):
+        build_graph(llm=plan_model(DRAFT)).invoke(
+            {"question": "q"}, context={"retriever": "nope"}
+        )
+
+
+def test_a_given_setting_beats_the_environment_even_when_it_is_the_default(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from rat_agent import Context
+
+    monkeypatch.setenv("RAT_K", "5")
+    assert Context(k=3).k == 3 and Context().k == 5
+    retriever = ListRetriever(documents=wiki_docs(5))
+    graph = build_graph(llm=plan_model(DRAFT), retriever=retriever)
+    events = list(graph.stream({"question": "q?"}, stream_mode="custom", context={"k": 3}))
+    assert {len(e["sources"]) for e in events} == {3}
+
+
+def test_each_step_emits_a_progress_event() -> None:
+    graph = build_graph(llm=plan_model(DRAFT), retriever=ListRetriever(documents=wiki_docs(2)))
+    events = list(graph.stream({"question": "q?"}, stream_mode="custom", context={"k": 2}))
+    assert [e["step"] for e in events] == [1, 2, 3, 4]
+    assert all(e["of"] == 4 and e["status"] == "revised" for e in events)
+    assert events[0]["query"] == "about: chop wood"
+    assert [s["title"] for s in events[0]["sources"]] == ["Page 1", "Page 2"]
+
+
+def test_studio_forms_come_from_the_schemas() -> None:
+    from dataclasses import fields
+
+    from rat_agent.agent.context import Context
+
+    graph = build_graph()
+    question = graph.get_input_jsonschema()["properties"]["question"]
+    assert question["type"] == "string" and question["description"]
+    context = graph.get_context_jsonschema()["properties"]
+    assert set(context) == {f.name for f in fields(Context)}
+    assert all(prop.get("description") for prop in context.values())
+    assert context["query_mode"]["enum"] == ["llm", "text"]
+    assert context["source"]["enum"] == ["offline", "wiki", "auto"]
+    assert context["output"]["enum"] == ["steps", "answer"]
+    assert context["review_draft"]["type"] == "boolean"
+    assert set(graph.get_output_jsonschema()["properties"]) == {"question", "answer", "steps",
+                                                                  "thoughts"}

@@ -1,0 +1,270 @@
+"""`rat ingest` into real embedded Qdrant with the real embedder, and retrieval from it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from fakes import plan_model
+from pytest_httpserver import HTTPServer
+
+from rat_agent import ConfigError, cli, retrieval
+from rat_agent.agent.context import Context
+from rat_agent.agent.graph import build_graph
+from rat_agent.ingest import pipeline
+from rat_agent.providers import chat
+from rat_agent.retrieval.qdrant import client as qdrant
+from rat_agent.retrieval.qdrant.retriever import QdrantRetriever
+
+HERE = Path(__file__).parent
+
+
+def make_pdf(text: str) -> bytes:
+    """A minimal valid one-page PDF showing `text` (no PDF writer is a dependency)."""
+    stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+        b"/Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>",
+        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1, xref)
+    return bytes(out)
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAT_DATA_DIR", str(tmp_path / "data"))
+    for var in ("QDRANT_URL", "RAT_ALLOW_PRIVATE_URLS", "RAT_RETRIEVER", "RAT_COLLECTION"):
+        monkeypatch.delenv(var, raising=False)
+    retrieval.clear_cache()
+    yield
+    qdrant.close_clients()
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> Path:
+    folder = tmp_path / "docs"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "guide.md").write_text(
+        "# Brewing guide\n\nTo brew a potion, place a brewing stand and add blaze powder "
+        "as fuel.\n\n## Water bottles\n\nFill glass bottles at a water source.\n")
+    (folder / "notes.txt").write_text("The lighthouse keeper logs the tide at dawn.\n")
+    (folder / "page.html").write_text(
+        "<html><head><title>Volcano facts</title><script>alert(1)</script></head><body>"
+        "<nav>Home | About</nav><p>Basalt forms when lava cools quickly.</p></body></html>")
+    (folder / "sub" / "tool.py").write_text(
+        "def parse_invoice(text: str) -> dict:\n    \"\"\"Read totals from an invoice.\"\"\"\n"
+        "    return {'total': text.count('$')}\n")
+    (folder / "report.pdf").write_bytes(make_pdf("Quarterly revenue grew by twelve percent"))
+    (folder / "image.bin").write_bytes(b"\x00\x01\x02")  # not a known type: not picked up
+    (folder / ".hidden.md").write_text("# secret\n")
+    return folder
+
+
+def points(collection: str) -> list[dict[str, object]]:
+    client, lock = qdrant.get_client()
+    with lock:
+        records, _ = client.scroll(collection, limit=10_000, with_payload=True)
+    return [dict(r.payload or {}, id=str(r.id)) for r in records]
+
+
+def by_source(collection: str) -> Counter[str]:
+    return Counter(str(p["metadata"]["source"]) for p in points(collection))  # type: ignore[index]
+
+
+def search(collection: str, query: str, k: int = 1) -> list[str]:
+    retriever = retrieval.get_retriever(Context(retriever="qdrant", collection=collection, k=k))
+    return [str(d.metadata["source"]) for d in retriever.invoke(query)]
+
+
+def test_every_file_type_is_ingested_and_searchable(docs: Path) -> None:
+    report = pipeline.ingest([str(docs)], collection="c")
+    assert report.failed == [] and report.sources == 5
+    counts = by_source("c")
+    names = {Path(source).name for source in counts}
+    assert names == {"guide.md", "notes.txt", "page.html", "tool.py", "report.pdf"}
+    assert report.added == sum(counts.values())
+    meta = {Path(str(p["metadata"]["source"])).name: p["metadata"]  # type: ignore[index]
+            for p in points("c")}
+    assert meta["guide.md"]["title"] == "Brewing guide"  # type: ignore[index]
+    assert meta["page.html"]["title"] == "Volcano facts"  # type: ignore[index]
+    assert meta["tool.py"]["kind"] == "python"  # type: ignore[index]
+    assert meta["report.pdf"]["kind"] == "pdf"  # type: ignore[index]
+    texts = " ".join(str(p["page_content"]) for p in points("c"))
+    assert "alert(1)" not in texts and "Home | About" not in texts  # page chrome dropped
+    assert "Quarterly revenue grew" in texts
+    assert Path(search("c", "what fuel does a brewing stand need")[0]).name == "guide.md"
+    assert Path(search("c", "how does basalt form from lava")[0]).name == "page.html"
+    assert Path(search("c", "invoice totals parser")[0]).name == "tool.py"
+    assert Path(search("c", "revenue growth this quarter")[0]).name == "report.pdf"
+
+
+def test_ingesting_again_adds_nothing(docs: Path) -> None:
+    first = pipeline.ingest([str(docs)], collection="c")
+    before = {p["id"] for p in points("c")}
+    again = pipeline.ingest([str(docs)], collection="c")
+    assert (again.added, again.removed, again.unchanged) == (0, 0, 5)
+    assert {p["id"] for p in points("c")} == before and len(before) == first.added
+
+
+def test_a_changed_file_replaces_its_chunks(docs: Path) -> None:
+    long_text = "\n\n".join(f"Section {i}. " + "The river carries silt downstream. " * 20
+                            for i in range(6))
+    target = docs / "notes.txt"
+    target.write_text(long_text)
+    pipeline.ingest([str(docs)], collection="c")
+    old = by_source("c")[str(target)]
+    assert old > 2
+    target.write_text(long_text.replace("Section 5.", "Section five, rewritten:"))
+    report = pipeline.ingest([str(docs)], collection="c")
+    assert report.unchanged == 4  # the other files
+    assert report.kept > 0  # unchanged passages are not embedded again
+    assert 0 < report.added < old and report.removed == report.added
+    mine = [p for p in points("c") if p["metadata"]["source"] == str(target)]  # type: ignore[index]
+    assert len(mine) == old
+    assert any("rewritten" in str(p["page_content"]) for p in mine)
+    assert not any("Section 5." in str(p["page_content"]) for p in mine)
+    assert sorted(p["metadata"]["position"] for p in mine) == list(range(old))  # type: ignore[index]
+
+
+def test_unreadable_inputs_are_reported_and_the_rest_ingested(docs: Path) -> None:
+    (docs / "broken.pdf").write_bytes(b"%PDF-1.4 this is not really a pdf")
+    (docs / "blob.txt").write_bytes(b"\x00\x00binary")
+    report = pipeline.ingest([str(docs), str(docs / "missing.md")], collection="c")
+    reasons = {Path(item).name: reason for item, reason in report.failed}
+    assert set(reasons) == {"broken.pdf", "blob.txt", "missing.md"}
+    assert "PDF" in reasons["broken.pdf"] and "binary" in reasons["blob.txt"]
+    assert len(by_source("c")) == 5
+
+
+def test_a_killed_ingest_resumes_without_duplicates(docs: Path, tmp_path: Path) -> None:
+    for i in range(3):
+        (docs / f"long{i}.md").write_text(f"# Long {i}\n\n" + "\n\n".join(
+            f"Paragraph {j} of file {i}: " + "windmills grind grain into flour. " * 12
+            for j in range(8)))
+    data = tmp_path / "data"
+    worker = subprocess.run(
+        [sys.executable, str(HERE.parent / "ingest_worker.py"), str(data), "c", "2", str(docs)],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert worker.returncode == -9, worker.stderr
+    partial = sum(by_source("c").values())
+    assert partial == 8  # two batches of 4 were stored before the kill
+    report = pipeline.ingest([str(docs)], collection="c")
+    clean = pipeline.ingest([str(docs)], collection="clean")
+    assert report.added == clean.added - 8 and report.removed == 0  # nothing embedded twice
+    assert by_source("c") == by_source("clean")  # same chunks as an uninterrupted ingest
+    assert len({p["id"] for p in points("c")}) == len(points("c"))
+
+
+def test_urls_are_fetched_through_the_guard(
+    httpserver: HTTPServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    httpserver.expect_request("/kb/glaciers").respond_with_data(
+        "<html><head><title>Glaciers</title></head><body><p>Glaciers carve U-shaped "
+        "valleys.</p></body></html>", content_type="text/html; charset=utf-8")
+    url = httpserver.url_for("/kb/glaciers")
+    refused = pipeline.ingest([url], collection="web")
+    assert refused.added == 0 and "non-public" in refused.failed[0][1]
+    assert qdrant.list_collections() == []  # nothing readable: no empty collection left
+    monkeypatch.setenv("RAT_ALLOW_PRIVATE_URLS", "1")
+    report = pipeline.ingest([url], collection="web")
+    assert report.added == 1 and report.failed == []
+    (point,) = points("web")
+    assert point["metadata"]["source"] == url  # type: ignore[index]
+    assert point["metadata"]["title"] == "Glaciers"  # type: ignore[index]
+    assert pipeline.ingest(["file:///etc/passwd"], collection="web").failed
+
+
+def test_missing_or_foreign_collections_are_clear_errors() -> None:
+    with pytest.raises(ConfigError, match=r"no Qdrant collection 'nope'.*rat ingest"):
+        retrieval.get_retriever(Context(retriever="qdrant", collection="nope"))
+    client, lock = qdrant.get_client()
+    with lock:
+        client.create_collection("foreign", vectors_config={})
+    with pytest.raises(ConfigError, match="not made by"):
+        retrieval.get_retriever(Context(retriever="qdrant", collection="foreign"))
+
+
+def test_the_cli_ingests_lists_asks_and_deletes(
+    docs: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(["ingest", str(docs), "--collection", "kb"]) == 0
+    out = capsys.readouterr().out
+    assert "5 sources in collection 'kb'" in out and "chunks added" in out
+    assert cli.main(["collections"]) == 0
+    assert "kb  " in capsys.readouterr().out
+
+    model = plan_model("STEP 1: add blaze powder to the brewing stand")
+    monkeypatch.setattr(chat, "get_chat_model", lambda name, **kw: model)
+    assert cli.main(["ask", "How do I brew?", "--retriever", "qdrant", "--collection", "kb",
+                     "--k", "1", "--query-mode", "text"]) == 0
+    assert "guide.md" in capsys.readouterr().out  # the cited source is the file
+
+    assert cli.main(["collections", "delete", "kb"]) == 0
+    assert cli.main(["collections", "delete", "kb"]) == 2
+    assert "no collection 'kb'" in capsys.readouterr().err
+    assert cli.main(["ask", "q", "--retriever", "qdrant", "--collection", "kb"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "rat ingest" in err
+
+
+def test_a_partial_failure_exits_non_zero(docs: Path, capsys: pytest.CaptureFixture[str]
+                                          ) -> None:
+    assert cli.main(["ingest", str(docs), str(docs / "nope.md")]) == 1
+    captured = capsys.readouterr()
+    assert "skipped" in captured.err and "nope.md" in captured.err
+    assert "5 sources" in captured.out
+
+
+def test_graph_cites_ingested_files(docs: Path) -> None:
+    pipeline.ingest([str(docs)], collection="kb")
+    graph = build_graph(llm=plan_model("STEP 1: fill glass bottles at a water source"))
+    result = graph.invoke({"question": "water bottles?"},
+                          context=Context(retriever="qdrant", collection="kb", k=1))
+    (step,) = result["steps"]
+    assert Path(step["sources"][0]["source"]).name == "guide.md"
+    assert step["status"] == "revised"
+
+
+def test_the_ingest_graph_for_the_server(docs: Path) -> None:
+    import asyncio
+
+    from rat_agent.ingest.graph import graph as ingest_graph
+
+    result = asyncio.run(ingest_graph.ainvoke({"paths": [str(docs), str(docs / "nope.md")],
+                                               "collection": "kb"}))
+    assert result["sources"] == 5 and result["added"] == sum(by_source("kb").values())
+    assert result["failed"] == [[str(docs / "nope.md"), "no such file or folder"]]
+    schema = ingest_graph.get_input_jsonschema()
+    assert set(schema["required"]) == {"paths", "collection"}
+
+
+def test_a_users_collection_searches_words_a_domain_would_drop(tmp_path: Path) -> None:
+    """The lexical half of search keeps "make", "use" and "get" for users' own collections;
+    only the Minecraft corpus drops them, as every question there has them."""
+    folder = tmp_path / "tools"
+    folder.mkdir()
+    (folder / "make.md").write_text("# Build tool\n\nRun make to rebuild what changed.\n")
+    (folder / "other.md").write_text("# Build tool\n\nRun ninja to rebuild what changed.\n")
+    assert pipeline.ingest([str(folder)], collection="tools").failed == []
+    lexical = QdrantRetriever(collection="tools", k=1, mode="sparse")
+    assert [Path(d.metadata["source"]).name for d in lexical.invoke("make")] == ["make.md"]
+    from rat_agent.retrieval import minecraft
+
+    assert {"make", "use", "get", "minecraft"} <= minecraft.STOPWORDS

@@ -1,0 +1,86 @@
+"""The package's layers: every import points down (or stays in its own folder)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "src" / "rat_agent"
+
+# Lowest first. A folder may import its own modules and any lower layer, nothing else.
+LAYERS: tuple[frozenset[str], ...] = (
+    frozenset({"aio", "errors", "paths", "text"}),
+    frozenset({"providers"}),
+    frozenset({"minecraft"}),
+    frozenset({"retrieval"}),
+    frozenset({"memory"}),
+    frozenset({"ingest"}),
+    frozenset({"persistence"}),
+    frozenset({"agent"}),
+    frozenset({"eval"}),
+    frozenset({"cli"}),
+)
+# Modules that build a retriever: users of retrieval above it go through the registry
+# (`rat_agent.retrieval`), and memory and ingest use only Qdrant's client and collection.
+RETRIEVER_MODULES = frozenset({
+    "retrieval.minecraft", "retrieval.wiki", "retrieval.tavily", "retrieval.imported",
+    "retrieval.qdrant.retriever",
+})
+
+
+def _layer(part: str) -> int:
+    return next(n for n, layer in enumerate(LAYERS) if part in layer)
+
+
+def _modules() -> list[Path]:
+    return [p for p in sorted(PACKAGE.rglob("*.py")) if p != PACKAGE / "__init__.py"]
+
+
+def _is_module(dotted: str) -> bool:
+    path = PACKAGE.joinpath(*dotted.split("."))
+    return path.with_suffix(".py").exists() or path.is_dir()
+
+
+def _imports(path: Path) -> set[str]:
+    """rat_agent modules `path` imports, relative to the package ("" for the facade),
+    wherever in the file the import is."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {a.name.removeprefix("rat_agent").lstrip(".") for a in node.names
+                      if a.name.split(".")[0] == "rat_agent"}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0 \
+                and node.module.split(".")[0] == "rat_agent":
+            base = node.module.removeprefix("rat_agent").lstrip(".")
+            for alias in node.names:
+                inner = f"{base}.{alias.name}".lstrip(".")
+                found.add(inner if _is_module(inner) else base)
+    return found
+
+
+def _name(path: Path) -> str:
+    return ".".join(path.relative_to(PACKAGE).with_suffix("").parts)
+
+
+@pytest.mark.parametrize("path", _modules(), ids=_name)
+def test_imports_point_down(path: Path) -> None:
+    here = _name(path)
+    top = here.split(".")[0]
+    wrong = []
+    for module in _imports(path):
+        if module == "":
+            wrong.append("rat_agent (the facade: import the module itself)")
+            continue
+        there = module.split(".")[0]
+        if there != top and _layer(there) >= _layer(top):
+            wrong.append(module)
+        if top not in ("retrieval",) and module in RETRIEVER_MODULES:
+            wrong.append(f"{module} (a retriever: go through rat_agent.retrieval)")
+    assert not wrong, f"{here} imports upward or sideways: {sorted(wrong)}"
+
+
+def test_every_folder_has_a_layer() -> None:
+    tops = {_name(p).split(".")[0] for p in _modules()}
+    assert tops <= set().union(*LAYERS)

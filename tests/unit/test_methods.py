@@ -1,0 +1,171 @@
+"""The paper's baselines as modes of one graph: same model, retriever and budgets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fakes import ListRetriever, ScriptedModel, current_step, kind_of, prompt_text, wiki_docs
+from langchain_core.messages import BaseMessage
+
+from rat_agent import build_graph
+from rat_agent.agent import prompts
+
+DRAFT = "STEP 1: get logs\nSTEP 2: make planks\nSTEP 3: craft a table"
+QUESTION = "How do I make a crafting table?"
+
+
+def model() -> ScriptedModel:
+    def respond(kind: str, messages: list[BaseMessage]) -> str:
+        if kind == "draft":
+            return DRAFT
+        if kind == "direct":
+            return "Craft it from four planks."
+        if kind == "rag":
+            return "STEP 1: chop a log\nSTEP 2: craft 4 planks\nSTEP 3: craft the table"
+        if kind == "revise_all":
+            return "STEP 1: get 1 log\nSTEP 2: make 4 planks\nSTEP 3: craft a table"
+        if kind == "query":
+            return f"about: {current_step(messages)}"
+        if kind == "revise":
+            return f"FIXED {current_step(messages)}"
+        if kind == "prefix":  # the official layout rewrites the whole answer so far
+            answer = prompt_text(messages).split("Answer so far:\n", 1)[1].split("\n\n")[0]
+            return "\n".join(line.replace(": ", ": OK ", 1) if "OK" not in line else line
+                             for line in answer.splitlines())
+        raise AssertionError(kind)
+
+    return ScriptedModel(respond=respond, calls=[])
+
+
+def run(method: str, **context: Any) -> tuple[dict[str, Any], ScriptedModel, ListRetriever]:
+    fake, retriever = model(), ListRetriever(documents=wiki_docs(3))
+    result = build_graph(llm=fake, retriever=retriever).invoke(
+        {"question": QUESTION}, context={"method": method, "k": 2, **context})
+    return result, fake, retriever
+
+
+def kinds(fake: ScriptedModel) -> list[str]:
+    return [kind for kind, _ in fake.calls]
+
+
+def test_direct_is_one_call_and_no_retrieval() -> None:
+    result, fake, retriever = run("direct")
+    assert kinds(fake) == ["direct"] and retriever.queries == []
+    assert result["answer"] == "Craft it from four planks." and result["steps"] == []
+
+
+def test_cot_is_the_draft_alone() -> None:
+    result, fake, retriever = run("cot")
+    assert kinds(fake) == ["draft"] and retriever.queries == []
+    assert result["answer"] == DRAFT and result["steps"] == []
+
+
+def test_rag_retrieves_once_with_the_task() -> None:
+    result, fake, retriever = run("rag")
+    assert kinds(fake) == ["rag"] and retriever.queries == [QUESTION]
+    prompt = prompt_text(fake.calls[0][1])
+    assert prompt.count("[1] Page 1") == 1 and "[3] Page 3" not in prompt  # k=2
+    assert result["answer"].splitlines()[0] == "STEP 1: chop a log"
+    assert all(len(s["sources"]) == 2 for s in result["steps"])
+
+
+def test_cot_rag_retrieves_once_with_the_whole_draft_and_revises_once() -> None:
+    result, fake, retriever = run("cot_rag")
+    assert kinds(fake) == ["draft", "revise_all"]
+    assert retriever.queries == [DRAFT]
+    assert result["answer"].splitlines()[0] == "STEP 1: get 1 log"
+    assert [s["draft"] for s in result["steps"]] == ["get logs", "make planks", "craft a table"]
+
+
+def test_noncausal_rat_queries_from_the_unrevised_draft() -> None:
+    result, fake, _ = run("rat_noncausal")
+    assert kinds(fake) == ["draft"] + ["query", "revise"] * 3
+    third_query = prompt_text(fake.calls[5][1])
+    assert "STEP 1: get logs" in third_query and "FIXED" not in third_query
+    causal, causal_fake, _ = run("rat")
+    assert "STEP 1: FIXED get logs" in prompt_text(causal_fake.calls[5][1])
+    assert [s["revised"] for s in result["steps"]] == [s["revised"] for s in causal["steps"]]
+
+
+def test_official_layout_puts_documents_first_and_rewrites_the_whole_answer() -> None:
+    result, fake, _ = run("rat_official_layout")
+    assert kinds(fake) == ["draft"] + ["query", "prefix"] * 3
+    revise = fake.calls[2][1]
+    assert len(revise) == 1  # one message: no shared system prefix
+    assert str(revise[0].content).startswith(prompts.SYSTEM + "\n\n<documents>")
+    assert [s["revised"] for s in result["steps"]] == ["OK get logs", "OK make planks",
+                                                       "OK craft a table"]
+
+
+def test_every_method_has_the_same_output_shape() -> None:
+    for method in ("direct", "cot", "rag", "cot_rag", "rat_noncausal", "rat",
+                   "rat_official_layout"):
+        result, _, _ = run(method)
+        assert set(result) == {"question", "answer", "steps", "thoughts"}, method
+        assert result["answer"], method
+        assert kind_of  # the fake recognises every prompt the graph sends
+
+
+def test_output_answer_ends_every_method_with_a_written_response() -> None:
+    """Code needs the final response, not the steps: each method with steps writes one."""
+    expected = {
+        "direct": ["direct"],
+        "cot": ["draft", "answer"],
+        "rag": ["rag", "answer"],
+        "cot_rag": ["draft", "revise_all", "answer"],
+        "rat": ["draft"] + ["query", "revise"] * 3 + ["answer"],
+    }
+    for method, calls in expected.items():
+        fake, retriever = model(), ListRetriever(documents=wiki_docs(3))
+        fake.respond = answering(fake.respond)
+        result = build_graph(llm=fake, retriever=retriever).invoke(
+            {"question": QUESTION}, context={"method": method, "k": 2, "output": "answer"})
+        assert kinds(fake) == calls, method
+        if method == "direct":
+            assert result["answer"] == "Craft it from four planks."
+            continue
+        assert result["answer"] == "def final(): ...", method
+        written = prompt_text(fake.calls[-1][1])
+        # cot's steps were never checked, so its answer prompt does not call them checked
+        label = "Steps:\n" if method == "cot" else "Checked steps so far:\n"
+        assert label in written and "STEP 3:" in written, method
+
+
+def test_code_in_the_steps_reaches_the_written_answer_as_written() -> None:
+    """A draft's code keeps its indentation and comments on its way to the answer prompt."""
+    code = "```python\nfor x in xs:\n    # add it\n    total += x\n```"
+    fake = model()
+    draft = fake.respond
+    fake.respond = answering(lambda kind, messages: (
+        f"STEP 1: Sum the list.\n{code}\nSTEP 2: Return the total." if kind == "draft"
+        else draft(kind, messages)))
+    build_graph(llm=fake, retriever=ListRetriever(documents=wiki_docs(3))).invoke(
+        {"question": QUESTION}, context={"method": "cot", "output": "answer"})
+    assert f"STEP 1: Sum the list.\n{code}\nSTEP 2:" in prompt_text(fake.calls[-1][1])
+
+
+def answering(respond: Any) -> Any:
+    def wrapped(kind: str, messages: list[BaseMessage]) -> str:
+        return "def final(): ..." if kind == "answer" else str(respond(kind, messages))
+    return wrapped
+
+
+def test_baselines_retry_a_failing_source_as_rat_does() -> None:
+    from langgraph.types import RetryPolicy
+
+    fast = RetryPolicy(max_attempts=3, initial_interval=0.01, jitter=False,
+                       retry_on=lambda exc: True)
+    for method in ("rag", "cot_rag"):
+        failures = iter([True, True])
+        retriever = ListRetriever(documents=wiki_docs(3),
+                                  fail=lambda q, failures=failures: next(failures, False))
+        graph = build_graph(llm=model(), retriever=retriever, retrieval_retry=fast)
+        result = graph.invoke({"question": QUESTION}, context={"method": method, "k": 2})
+        assert len(retriever.queries) == 3 and len(set(retriever.queries)) == 1
+        assert all(len(s["sources"]) == 2 for s in result["steps"])
+        # a source that never answers: the baseline answers without documents, and says so
+        down = ListRetriever(documents=wiki_docs(3), fail=lambda q: True)
+        graph = build_graph(llm=model(), retriever=down, retrieval_retry=fast)
+        result = graph.invoke({"question": QUESTION}, context={"method": method, "k": 2})
+        assert len(down.queries) == 3 and result["answer"]
+        assert all(s["sources"] == [] for s in result["steps"])
