@@ -25,6 +25,7 @@ demo: install
 
 lint: install-test
 	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff format --check src tests benchmarks
 	$(VENV)/bin/mypy
 
 test: lint

@@ -17,8 +17,11 @@ from rat_agent.eval.ablation import cases, corpus_search, run
 from rat_agent.minecraft.tasks import load_tasks
 
 RESULTS = Path(__file__).parent / "results" / "ablation.md"
-NAMES = {"rag": "task as query (RAG)", "cot_rag": "whole draft as query (CoT+RAG)",
-         "rat": "the step's draft as query (RAT, text mode)"}
+NAMES = {
+    "rag": "task as query (RAG)",
+    "cot_rag": "whole draft as query (CoT+RAG)",
+    "rat": "the step's draft as query (RAT, text mode)",
+}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -33,7 +36,8 @@ def main(argv: list[str] | None = None) -> None:
     scores = run(step_cases, corpus_search, k=args.k)
     seconds = time.perf_counter() - started
     command = "python benchmarks/ablation.py" + "".join(
-        f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
+        f" {a}" for a in (argv if argv is not None else sys.argv[1:])
+    )
     lines = [
         "# Retrieval ablation (the paper's Table 3, without an LLM)",
         "",

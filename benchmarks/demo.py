@@ -35,8 +35,9 @@ def main() -> None:
     startup = time.perf_counter() - started
 
     stats = RunStats()
-    result = build_graph().invoke({"question": args.question}, {"callbacks": [stats]},
-                                  context=context)
+    result = build_graph().invoke(
+        {"question": args.question}, {"callbacks": [stats]}, context=context
+    )
     s = stats.summary()
     rows = [
         ("model calls", f"{s['model_calls']}"),

@@ -102,8 +102,7 @@ def run(corpus: Path, argv: list[str]) -> None:
         f"| {raw_s:.1f} | {raw_rate:.1f} | 1.00 |",
         f"| ingest (read, cut, embed, lexical vectors, store) | {ingest_s:.1f} | "
         f"{ingest_rate:.1f} | **{ratio:.2f}** |",
-        f"| re-ingest, nothing changed ({again.unchanged} files skipped) | {again_s:.1f} | "
-        "- | - |",
+        f"| re-ingest, nothing changed ({again.unchanged} files skipped) | {again_s:.1f} | - | - |",
         "",
         f"Target: ingest at least {TARGET} of the raw rate: "
         f"{'met' if ratio >= TARGET else 'NOT met'}.",

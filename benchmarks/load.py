@@ -65,8 +65,13 @@ def measure(runs: int, jobs: int, model: str) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=20, help="concurrent runs (default 20)")
-    parser.add_argument("--jobs", type=int, nargs="+", default=[1, 10],
-                        help="--n-jobs-per-worker values to compare (default 1 10)")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        nargs="+",
+        default=[1, 10],
+        help="--n-jobs-per-worker values to compare (default 1 10)",
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/load.md")
     args = parser.parse_args()
 
@@ -82,11 +87,15 @@ def main() -> None:
             print(rows[-1], flush=True)
 
     command = "python benchmarks/load.py" + (
-        "" if sys.argv[1:] == [] else " " + " ".join(sys.argv[1:]))
-    versions = (f"{os.cpu_count()} CPU cores shared with the client, Python "
-                f"{platform.python_version()}, langgraph-api {version('langgraph-api')}, "
-                f"langgraph {version('langgraph')}")
-    report = f"""# Concurrent runs on `langgraph dev`
+        "" if sys.argv[1:] == [] else " " + " ".join(sys.argv[1:])
+    )
+    versions = (
+        f"{os.cpu_count()} CPU cores shared with the client, Python "
+        f"{platform.python_version()}, langgraph-api {version('langgraph-api')}, "
+        f"langgraph {version('langgraph')}"
+    )
+    report = (
+        f"""# Concurrent runs on `langgraph dev`
 
 `{command}` ({time.strftime("%Y-%m-%d")}; {versions}).
 
@@ -100,13 +109,16 @@ revisions and the streamed step events were its own question's: no run saw anoth
 
 | `--n-jobs-per-worker` | model | alone s | runs/s | p50 s | p90 s | p99 s | max s | wall s |
 |---|---|---|---|---|---|---|---|---|
-""" + "\n".join(rows) + """
+"""
+        + "\n".join(rows)
+        + """
 
 `langgraph dev` runs one run at a time unless `--n-jobs-per-worker` is given (its help
 says the default is 10; the server's is 1): the other runs wait in the queue. An idle
 server looks at its queue every 0.5 s, so a lone run may wait that long before it starts
 (most of "alone"); a busy one takes the next run at once.
 """
+    )
     args.out.write_text(report)
     print(f"written to {args.out}")
 

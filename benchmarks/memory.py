@@ -30,20 +30,28 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--max-steps", type=int, default=6)
     args = parser.parse_args(argv)
     tasks = load_tasks()[: args.tasks]
-    context = {"model": args.model, "retriever": "minecraft", "k": args.k,
-               "max_steps": args.max_steps, "max_tokens": 512}
+    context = {
+        "model": args.model,
+        "retriever": "minecraft",
+        "k": args.k,
+        "max_steps": args.max_steps,
+        "max_tokens": 512,
+    }
 
     def progress(arm: str, done: int, total: int) -> None:
         print(f"{arm}: {done}/{total} tasks", file=sys.stderr, flush=True)
 
     points = run_sequence(tasks, context=context, progress=progress)
     name = "memory-" + args.model.replace(":", "-").replace("/", "-")
-    (RESULTS / f"{name}.jsonl").write_text(
-        "".join(json.dumps(asdict(p)) + "\n" for p in points))
-    png = plot(points, RESULTS / f"{name}.png",
-               f"Thought memory on {len(tasks)} related Minecraft tasks, model {args.model}")
+    (RESULTS / f"{name}.jsonl").write_text("".join(json.dumps(asdict(p)) + "\n" for p in points))
+    png = plot(
+        points,
+        RESULTS / f"{name}.png",
+        f"Thought memory on {len(tasks)} related Minecraft tasks, model {args.model}",
+    )
     command = "python benchmarks/memory.py" + "".join(
-        f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
+        f" {a}" for a in (argv if argv is not None else sys.argv[1:])
+    )
     lines = [
         f"# Thought memory: self-evolution on the Minecraft suite, model {args.model}",
         "",
@@ -71,7 +79,8 @@ def main(argv: list[str] | None = None) -> None:
             f"| {p.task} | {p.thoughts_before} | "
             f"{f'{base.recall:.0%}' if base else '-'} → {p.recall:.0%} | "
             f"{('yes' if base.executable else 'no') if base else '-'} / "
-            f"{'yes' if p.executable else 'no'} | {p.thoughts_retrieved} | {p.thoughts_stored} |")
+            f"{'yes' if p.executable else 'no'} | {p.thoughts_retrieved} | {p.thoughts_stored} |"
+        )
     (RESULTS / f"{name}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -45,8 +45,9 @@ ARMS: dict[str, dict[str, Any]] = {
 METHODS = tuple(ARMS)
 
 
-def run_once(graph: Any, question: str, drafts: list[str], context: dict[str, Any],
-             thread: str) -> dict[str, Any]:
+def run_once(
+    graph: Any, question: str, drafts: list[str], context: dict[str, Any], thread: str
+) -> dict[str, Any]:
     stats = RunStats()
     config: Any = {"callbacks": [stats], "configurable": {"thread_id": thread}}
     graph.invoke({"question": question}, config, context=context)  # pauses after the draft
@@ -77,51 +78,77 @@ def main() -> None:
             drafts = parse_steps(reference_plan(goal))[:n]
             # alternate which goes first: the second run's draft may find its prefix cached
             for method in METHODS if i % 2 == 0 else METHODS[::-1]:
-                context = {**ARMS[method], "model": args.model, "retriever": "minecraft",
-                           "max_steps": n, "k": 3, "max_tokens": 512, "review_draft": True}
-                stats = run_once(graph, questions[goal], drafts, context,
-                                 f"{method}-{goal}-{n}")
+                context = {
+                    **ARMS[method],
+                    "model": args.model,
+                    "retriever": "minecraft",
+                    "max_steps": n,
+                    "k": 3,
+                    "max_tokens": 512,
+                    "review_draft": True,
+                }
+                stats = run_once(graph, questions[goal], drafts, context, f"{method}-{goal}-{n}")
                 rows.append((n, goal, method, stats))
                 print(n, goal, method, {k: round(v, 2) for k, v in stats.items()}, flush=True)
 
-    given = {name: value for name, value in vars(args).items()
-             if value != parser.get_default(name)}
+    given = {name: value for name, value in vars(args).items() if value != parser.get_default(name)}
     command = ".venv/bin/python benchmarks/performance.py" + "".join(
-        f" --{name} {value}" for name, value in given.items())
-    text = (f"# Performance: `rat` against the official layout and against `rat` before "
-            f"#13\n\nCommand: `{command}`  \n"
-            f"Date: {datetime.date.today()} · model `{args.model}` · retriever `minecraft`, "
-            f"k=3 · max_tokens 512 · {platform.machine()}, {len(os.sched_getaffinity(0))} "
-            f"cores · start-up {startup:.1f} s (not in any run)\n\n"
-            "Each run: one draft call, then the loop over exactly N given steps. Processed = "
-            "prompt tokens the model computed; cached = served from the server's prefix cache. "
-            "Overhead = wall - model - retrieval.\n\n"
-            + per_run(rows) + "\n\n## Other arm / rat, summed over the tasks\n\n"
-            + ratios(rows, step_counts) + "\n")
+        f" --{name} {value}" for name, value in given.items()
+    )
+    text = (
+        f"# Performance: `rat` against the official layout and against `rat` before "
+        f"#13\n\nCommand: `{command}`  \n"
+        f"Date: {datetime.date.today()} · model `{args.model}` · retriever `minecraft`, "
+        f"k=3 · max_tokens 512 · {platform.machine()}, {len(os.sched_getaffinity(0))} "
+        f"cores · start-up {startup:.1f} s (not in any run)\n\n"
+        "Each run: one draft call, then the loop over exactly N given steps. Processed = "
+        "prompt tokens the model computed; cached = served from the server's prefix cache. "
+        "Overhead = wall - model - retrieval.\n\n"
+        + per_run(rows)
+        + "\n\n## Other arm / rat, summed over the tasks\n\n"
+        + ratios(rows, step_counts)
+        + "\n"
+    )
     OUT.write_text(text)
     print(text)
 
 
 def per_run(rows: list[tuple[int, str, str, dict[str, Any]]]) -> str:
-    lines = ["| steps | task | method | calls | prompt processed | prompt cached | completion "
-             "| wall s | model s | retrieval s | overhead s (%) |", "|" + "---|" * 11]
+    lines = [
+        "| steps | task | method | calls | prompt processed | prompt cached | completion "
+        "| wall s | model s | retrieval s | overhead s (%) |",
+        "|" + "---|" * 11,
+    ]
     for n, goal, method, s in rows:
         lines.append(
             f"| {n} | {goal} | {method} | {s['model_calls']} | {s['processed_prompt_tokens']} "
             f"| {s['cached_prompt_tokens']} | {s['completion_tokens']} | "
             f"{s['wall_seconds']:.1f} | {s['model_seconds']:.1f} | "
             f"{s['retrieval_seconds']:.2f} | {s['other_seconds']:.2f} "
-            f"({100 * s['other_seconds'] / s['wall_seconds']:.1f}%) |")
+            f"({100 * s['other_seconds'] / s['wall_seconds']:.1f}%) |"
+        )
     return "\n".join(lines)
 
 
 def ratios(rows: list[tuple[int, str, str, dict[str, Any]]], step_counts: list[int]) -> str:
-    lines = ["| steps | arm | prompt tokens processed | completion tokens | wall time "
-             "| rat overhead | arm overhead |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| steps | arm | prompt tokens processed | completion tokens | wall time "
+        "| rat overhead | arm overhead |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for n in step_counts:
-        total = {m: {k: sum(s[k] for nn, _, mm, s in rows if nn == n and mm == m)
-                     for k in ("processed_prompt_tokens", "completion_tokens", "wall_seconds",
-                               "other_seconds")} for m in METHODS}
+        total = {
+            m: {
+                k: sum(s[k] for nn, _, mm, s in rows if nn == n and mm == m)
+                for k in (
+                    "processed_prompt_tokens",
+                    "completion_tokens",
+                    "wall_seconds",
+                    "other_seconds",
+                )
+            }
+            for m in METHODS
+        }
         ours = total["rat"]
         for arm in METHODS[1:]:
             theirs = total[arm]
@@ -131,7 +158,8 @@ def ratios(rows: list[tuple[int, str, str, dict[str, Any]]], step_counts: list[i
                 f"| {theirs['completion_tokens'] / ours['completion_tokens']:.2f}x "
                 f"| {theirs['wall_seconds'] / ours['wall_seconds']:.2f}x "
                 f"| {100 * ours['other_seconds'] / ours['wall_seconds']:.1f}% "
-                f"| {100 * theirs['other_seconds'] / theirs['wall_seconds']:.1f}% |")
+                f"| {100 * theirs['other_seconds'] / theirs['wall_seconds']:.1f}% |"
+            )
     return "\n".join(lines)
 
 

@@ -28,8 +28,10 @@ Template = Callable[[Page], str]
 
 # Plan steps the agent will really send: any of the expected pages in the top 3 is fine.
 STEP_QUERIES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("Craft a diamond pickaxe using 3 diamonds and 2 sticks at a crafting table",
-     ("diamond_pickaxe",)),
+    (
+        "Craft a diamond pickaxe using 3 diamonds and 2 sticks at a crafting table",
+        ("diamond_pickaxe",),
+    ),
     ("Mine iron ore with a stone pickaxe", ("iron_ore", "raw_iron")),
     ("STEP 1: Punch a tree to collect 3 oak logs", ("oak_log",)),
     ("Turn the oak logs into 12 oak planks", ("oak_planks",)),
@@ -124,16 +126,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows.append((mode, label, r))
             if subset is pages and template is obtain:
                 all_misses[mode] = r.misses
-            print(f"{mode:10} {label:24} n={r.items:5} recall@1={r.at1:.3f} "
-                  f"recall@3={r.at3:.3f} median {r.median_ms:.0f} ms/query")
+            print(
+                f"{mode:10} {label:24} n={r.items:5} recall@1={r.at1:.3f} "
+                f"recall@3={r.at3:.3f} median {r.median_ms:.0f} ms/query"
+            )
 
     step_lines: list[str] = []
     step_hits: dict[str, int] = {}
     for mode in modes:
         step_hits[mode], lines = steps(mode)
         step_lines += lines
-        print(f"{mode:10} plan-step queries with an expected page in the top 3: "
-              f"{step_hits[mode]}/{len(STEP_QUERIES)}")
+        print(
+            f"{mode:10} plan-step queries with an expected page in the top 3: "
+            f"{step_hits[mode]}/{len(STEP_QUERIES)}"
+        )
 
     command = "python benchmarks/recall.py" + (f" {' '.join(argv or sys.argv[1:])}".rstrip())
     lines = [
@@ -152,8 +158,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "",
         "| mode | items | n | recall@1 | recall@3 | median ms/query |",
         "|---|---|---|---|---|---|",
-        *(f"| {m} | {label} | {r.items} | {r.at1:.3f} | {r.at3:.3f} | "
-          f"{r.median_ms:.0f} |" for m, label, r in rows),
+        *(
+            f"| {m} | {label} | {r.items} | {r.at1:.3f} | {r.at3:.3f} | {r.median_ms:.0f} |"
+            for m, label, r in rows
+        ),
         "",
         "ms/query is end to end (query embedding, Qdrant local-mode exact search, payloads),",
         "the median over the queries, measured on a 2-core machine shared with other work.",

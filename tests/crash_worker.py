@@ -1,18 +1,18 @@
 """Runs the RAT graph with a checkpointer and SIGKILLs itself at a chosen point.
 
-    python crash_worker.py DB THREAD KILL_AT
-        SQLite file DB; dies inside the KILL_AT-th model call (test_resume.py).
-    python crash_worker.py chaos URL THREAD SITE K LOG
-        Checkpoint store URL (SQLite or PostgreSQL); starts the run on THREAD, or resumes it
-        when it is unfinished, and dies at the K-th event of kind SITE in this process:
-          model      on entering a model call
-          retriever  on entering a retrieval
-          put        just before a checkpoint is written
-          committed  just after a checkpoint was written
-          writes     just after a finished node's writes were saved
-          outside    never by itself: the test kills it after a random delay
-        Each finished model call is appended to LOG as "call KIND KEY"; each start as "start".
-        Prints READY when the run starts and DONE when the thread has a finished run.
+python crash_worker.py DB THREAD KILL_AT
+    SQLite file DB; dies inside the KILL_AT-th model call (test_resume.py).
+python crash_worker.py chaos URL THREAD SITE K LOG
+    Checkpoint store URL (SQLite or PostgreSQL); starts the run on THREAD, or resumes it
+    when it is unfinished, and dies at the K-th event of kind SITE in this process:
+      model      on entering a model call
+      retriever  on entering a retrieval
+      put        just before a checkpoint is written
+      committed  just after a checkpoint was written
+      writes     just after a finished node's writes were saved
+      outside    never by itself: the test kills it after a random delay
+    Each finished model call is appended to LOG as "call KIND KEY"; each start as "start".
+    Prints READY when the run starts and DONE when the thread has a finished run.
 """
 
 from __future__ import annotations
@@ -38,15 +38,27 @@ CHAOS_STEPS = 6
 CHAOS_DRAFT = "\n".join(f"STEP {n}: chaos part {n}" for n in range(1, CHAOS_STEPS + 1))
 CHAOS_QUESTION = "How does a run survive being killed?"
 # Whole documents: the run is about checkpoints, and each worker would load the embedder.
-CHAOS_CONTEXT: dict[str, Any] = {"max_steps": 8, "output": "answer", "k": 2,
-                                 "evidence": "documents", "min_support": 0.0,
-                                 "revision": "grounded"}
+CHAOS_CONTEXT: dict[str, Any] = {
+    "max_steps": 8,
+    "output": "answer",
+    "k": 2,
+    "evidence": "documents",
+    "min_support": 0.0,
+    "revision": "grounded",
+}
 # Plan repair runs too: part 3 needs 2 bolts, so "Get 2 bolts." is inserted before it (one
 # revision, no query) and part 3 is checked again (query and revision); part 5 is dropped.
 # 1 draft + 2 calls per step + 1 for the inserted step + 2 for the re-check + 1 answer.
 CHAOS_CALLS = 1 + 2 * CHAOS_STEPS + 1 + 2 + 1
-CHAOS_STEP_DRAFTS = ["chaos part 1", "chaos part 2", "Get 2 bolts.", "chaos part 3",
-                     "chaos part 4", "chaos part 5", "chaos part 6"]
+CHAOS_STEP_DRAFTS = [
+    "chaos part 1",
+    "chaos part 2",
+    "Get 2 bolts.",
+    "chaos part 3",
+    "chaos part 4",
+    "chaos part 5",
+    "chaos part 6",
+]
 
 
 def chaos_model() -> ScriptedModel:
@@ -61,8 +73,10 @@ def chaos_model() -> ScriptedModel:
             return "final answer"
         step = current_step(messages)
         if step in ("chaos part 3", "Fix chaos part 3 with 2 bolts"):
-            return ("FACT: 1a. Part 3 is fixed with 2 bolts.\nSTEP: Fix chaos part 3 with 2 bolts\n"
-                    "NEEDS: 2 bolts")  # repair keeps the needs its fact names
+            return (
+                "FACT: 1a. Part 3 is fixed with 2 bolts.\nSTEP: Fix chaos part 3 with 2 bolts\n"
+                "NEEDS: 2 bolts"
+            )  # repair keeps the needs its fact names
         if step == "Get 2 bolts.":
             return "FACT: 1a. Page 1\nSTEP: Forge 2 bolts\nNEEDS: none"
         if step == "chaos part 5":
@@ -70,6 +84,8 @@ def chaos_model() -> ScriptedModel:
         return f"FACT: 1a. Page 1\nSTEP: FIXED {step}\nNEEDS: none"
 
     return ScriptedModel(respond=respond, calls=[])
+
+
 CALL_DELAY_S = 0.02  # a model call takes a little time, so a kill from outside lands mid-run
 SITES = ("model", "retriever", "put", "committed", "writes", "outside")
 
@@ -84,8 +100,9 @@ def call_key(kind: str, messages: list[BaseMessage]) -> str:
 
 
 def chaos_graph(saver: Any, model: Any, retriever: ListRetriever | None = None) -> Any:
-    return build_graph(checkpointer=saver, llm=model,
-                       retriever=retriever or ListRetriever(documents=wiki_docs()))
+    return build_graph(
+        checkpointer=saver, llm=model, retriever=retriever or ListRetriever(documents=wiki_docs())
+    )
 
 
 def chaos(url: str, thread: str, site: str, k: int, log_path: str) -> None:
@@ -164,8 +181,9 @@ def main() -> None:
         return respond(kind, messages)
 
     model.respond = dying
-    graph = build_graph(checkpointer=sqlite_saver(db), llm=model,
-                        retriever=ListRetriever(documents=wiki_docs()))
+    graph = build_graph(
+        checkpointer=sqlite_saver(db), llm=model, retriever=ListRetriever(documents=wiki_docs())
+    )
     # "sync": each checkpoint is on disk before the next node starts, as the CLI does
     graph.invoke({"question": "How?"}, {"configurable": {"thread_id": thread}}, durability="sync")
 

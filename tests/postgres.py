@@ -37,7 +37,10 @@ def _start(folder: str) -> str:
     try:
         done = subprocess.run(
             ["bash", str(SCRIPT), "start", folder],
-            capture_output=True, text=True, timeout=START_TIMEOUT_S, check=False,
+            capture_output=True,
+            text=True,
+            timeout=START_TIMEOUT_S,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         _unavailable(f"scripts/postgres.sh start failed: {exc}")
@@ -59,8 +62,9 @@ def postgres_url() -> Iterator[str]:
     try:
         yield _start(folder)
     finally:
-        subprocess.run(["bash", str(SCRIPT), "stop", folder], capture_output=True,
-                       timeout=120, check=False)
+        subprocess.run(
+            ["bash", str(SCRIPT), "stop", folder], capture_output=True, timeout=120, check=False
+        )
         shutil.rmtree(folder, ignore_errors=True)
 
 

@@ -116,9 +116,7 @@ def free_port() -> int:
 def server_env(workdir: Path) -> dict[str, str]:
     """The environment of the server: fakes importable, data and cache in `workdir`, quiet."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(TESTS), env.get("PYTHONPATH", "")) if p
-    )
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(TESTS), env.get("PYTHONPATH", "")) if p)
     env["RAT_DATA_DIR"] = str(workdir / "data")
     env["RAT_CACHE_DIR"] = str(workdir / "cache")
     env["LANGGRAPH_CLI_NO_ANALYTICS"] = "1"  # the CLI's usage report
@@ -136,8 +134,9 @@ def server_env(workdir: Path) -> dict[str, str]:
 
 
 @contextmanager
-def dev_server(workdir: Path, *, jobs: int = 10, start_timeout: float = 60.0
-               ) -> Iterator[DevServer]:
+def dev_server(
+    workdir: Path, *, jobs: int = 10, start_timeout: float = 60.0
+) -> Iterator[DevServer]:
     """`langgraph dev` on a free port, serving this repository's langgraph.json.
 
     It runs in `workdir`, where the in-memory runtime keeps its threads
@@ -149,14 +148,29 @@ def dev_server(workdir: Path, *, jobs: int = 10, start_timeout: float = 60.0
     port = free_port()
     log = workdir / f"server-{port}.log"
     command = [
-        sys.executable, "-m", "langgraph_cli", "dev",  # `langgraph dev`, this interpreter
-        "--config", str(CONFIG), "--host", "127.0.0.1", "--port", str(port),
-        "--no-browser", "--no-reload", "--n-jobs-per-worker", str(jobs),
+        sys.executable,
+        "-m",
+        "langgraph_cli",
+        "dev",  # `langgraph dev`, this interpreter
+        "--config",
+        str(CONFIG),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--no-browser",
+        "--no-reload",
+        "--n-jobs-per-worker",
+        str(jobs),
     ]
     with log.open("wb") as out:
         process = subprocess.Popen(
-            command, cwd=workdir, env=server_env(workdir), stdout=out,
-            stderr=subprocess.STDOUT, start_new_session=True,  # its own process group
+            command,
+            cwd=workdir,
+            env=server_env(workdir),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group
         )
     server = DevServer(f"http://127.0.0.1:{port}", process, log, workdir)
     try:
@@ -170,8 +184,9 @@ def _wait_ready(server: DevServer, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if server.process.poll() is not None:
-            raise RuntimeError(f"langgraph dev exited ({server.process.returncode}):\n"
-                               f"{server.log_tail()}")
+            raise RuntimeError(
+                f"langgraph dev exited ({server.process.returncode}):\n{server.log_tail()}"
+            )
         try:
             if httpx.get(server.url + "/ok", timeout=2, trust_env=False).status_code == 200:
                 return
@@ -211,15 +226,17 @@ def load_question(n: int) -> str:
     return f"How do I craft item number {n}?"
 
 
-async def one_run(client: LangGraphClient, question: str, context: dict[str, Any]
-                  ) -> RunResult:
+async def one_run(client: LangGraphClient, question: str, context: dict[str, Any]) -> RunResult:
     """One question on its own new thread, streamed to the end."""
     thread = await client.threads.create()
     thread_id = str(thread["thread_id"])
     events: list[dict[str, Any]] = []
     start = time.perf_counter()
     async for chunk in client.runs.stream(
-        thread_id, "rat", input={"question": question}, context=context,
+        thread_id,
+        "rat",
+        input={"question": question},
+        context=context,
         stream_mode=["custom", "updates"],
     ):
         if chunk.event == "error":

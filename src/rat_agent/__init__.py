@@ -16,5 +16,14 @@ from rat_agent.errors import (
     UnusableReply,
 )
 
-__all__ = ["ConfigError", "Context", "ModelError", "RatError", "RequestRejected", "RetrievalError",
-           "UnusableReply", "as_tool", "build_graph"]
+__all__ = [
+    "ConfigError",
+    "Context",
+    "ModelError",
+    "RatError",
+    "RequestRejected",
+    "RetrievalError",
+    "UnusableReply",
+    "as_tool",
+    "build_graph",
+]

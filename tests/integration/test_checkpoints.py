@@ -36,8 +36,11 @@ UNREACHABLE = f"postgresql://rat:{SECRET}@127.0.0.1:1/rat"  # port 1: refused at
 
 
 def graph_on(saver: Any, model: Any = None) -> Any:
-    return build_graph(checkpointer=saver, llm=model or plan_model(DRAFT),
-                       retriever=ListRetriever(documents=wiki_docs()))
+    return build_graph(
+        checkpointer=saver,
+        llm=model or plan_model(DRAFT),
+        retriever=ListRetriever(documents=wiki_docs()),
+    )
 
 
 def config(thread: str) -> Any:
@@ -52,30 +55,43 @@ def run(saver: Any, thread: str, **context: Any) -> dict[str, Any]:
 
 
 def marks(graph: Any, thread: str) -> list[tuple[Any, ...]]:
-    return [(s.metadata["step"], s.metadata["source"], s.next)
-            for s in graph.get_state_history(config(thread))]
+    return [
+        (s.metadata["step"], s.metadata["source"], s.next)
+        for s in graph.get_state_history(config(thread))
+    ]
 
 
 # --- choosing the store ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("url", "store", "location"), [
-    ("/var/data/runs.sqlite", "sqlite", "/var/data/runs.sqlite"),
-    ("runs.sqlite", "sqlite", "runs.sqlite"),
-    ("sqlite:////var/data/runs.sqlite", "sqlite", "/var/data/runs.sqlite"),
-    ("sqlite:///runs.sqlite", "sqlite", "runs.sqlite"),
-    ("postgresql://rat@db:5432/rat", "postgres", "postgresql://rat@db:5432/rat"),
-    ("postgres://rat:pw@db/rat", "postgres", "postgres://rat:pw@db/rat"),
-    ("POSTGRESQL://db/rat", "postgres", "POSTGRESQL://db/rat"),
-])
+@pytest.mark.parametrize(
+    ("url", "store", "location"),
+    [
+        ("/var/data/runs.sqlite", "sqlite", "/var/data/runs.sqlite"),
+        ("runs.sqlite", "sqlite", "runs.sqlite"),
+        ("sqlite:////var/data/runs.sqlite", "sqlite", "/var/data/runs.sqlite"),
+        ("sqlite:///runs.sqlite", "sqlite", "runs.sqlite"),
+        ("postgresql://rat@db:5432/rat", "postgres", "postgresql://rat@db:5432/rat"),
+        ("postgres://rat:pw@db/rat", "postgres", "postgres://rat:pw@db/rat"),
+        ("POSTGRESQL://db/rat", "postgres", "POSTGRESQL://db/rat"),
+    ],
+)
 def test_url_picks_the_store(url: str, store: str, location: str) -> None:
     assert parse_url(url) == (store, location)
 
 
-@pytest.mark.parametrize("url", [
-    f"mysql://rat:{SECRET}@db/rat", f"redis://:{SECRET}@db:6379", "sqlite://", "sqlite:///",
-    "sqlite:runs.db", "", "   ",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"mysql://rat:{SECRET}@db/rat",
+        f"redis://:{SECRET}@db:6379",
+        "sqlite://",
+        "sqlite:///",
+        "sqlite:runs.db",
+        "",
+        "   ",
+    ],
+)
 def test_unknown_store_is_a_config_error_without_the_password(url: str) -> None:
     with pytest.raises(ConfigError, match="unknown checkpoint store") as err:
         parse_url(url)
@@ -83,13 +99,21 @@ def test_unknown_store_is_a_config_error_without_the_password(url: str) -> None:
     assert "postgresql://" in str(err.value)  # says what would work
 
 
-@pytest.mark.parametrize(("url", "shown"), [
-    (f"postgresql://rat:{SECRET}@db:5432/rat", "postgresql://rat:***@db:5432/rat"),
-    (f"postgresql://db/rat?password={SECRET}&sslmode=require",
-     "postgresql://db/rat?password=***&sslmode=require"),
-    ("postgresql://rat@db/rat", "postgresql://rat@db/rat"),
-    (f"postgresql://rat:{SECRET}@h1:5432,h2:5433/rat", "postgresql://rat:***@h1:5432,h2:5433/rat"),
-])
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        (f"postgresql://rat:{SECRET}@db:5432/rat", "postgresql://rat:***@db:5432/rat"),
+        (
+            f"postgresql://db/rat?password={SECRET}&sslmode=require",
+            "postgresql://db/rat?password=***&sslmode=require",
+        ),
+        ("postgresql://rat@db/rat", "postgresql://rat@db/rat"),
+        (
+            f"postgresql://rat:{SECRET}@h1:5432,h2:5433/rat",
+            "postgresql://rat:***@h1:5432,h2:5433/rat",
+        ),
+    ],
+)
 def test_redact_hides_the_password_only(url: str, shown: str) -> None:
     assert redact(url) == shown
 
@@ -119,12 +143,16 @@ def test_env_url_names_a_sqlite_file_and_its_folder_is_made(
 
 def test_unusable_sqlite_path_is_a_config_error(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("not a folder")
-    with pytest.raises(ConfigError, match="checkpoint"), \
-            checkpointer(str(tmp_path / "file" / "runs.sqlite")):
+    with (
+        pytest.raises(ConfigError, match="checkpoint"),
+        checkpointer(str(tmp_path / "file" / "runs.sqlite")),
+    ):
         pass
 
 
-@pytest.mark.parametrize("url", [UNREACHABLE, f"postgresql://rat@127.0.0.1:1/rat?password={SECRET}"])
+@pytest.mark.parametrize(
+    "url", [UNREACHABLE, f"postgresql://rat@127.0.0.1:1/rat?password={SECRET}"]
+)
 def test_unreachable_postgres_is_one_line_naming_the_host_not_the_password(url: str) -> None:
     with pytest.raises(ConfigError) as err, checkpointer(url):
         pass
@@ -189,7 +217,10 @@ def check_unfinished_resumes(url: str) -> None:
         result = graph.invoke(None, config("k1"), durability="sync")
         assert [kind for kind, _ in model.calls] == ["query", "revise"] * 3  # no second draft
         assert [s["revised"] for s in result["steps"]] == [
-            "FIXED chop wood", "FIXED craft planks", "FIXED build a table"]
+            "FIXED chop wood",
+            "FIXED craft planks",
+            "FIXED build a table",
+        ]
         assert not unfinished(graph.get_state(config("k1")))
 
 
@@ -222,7 +253,10 @@ def test_graph_run_on_postgres_reads_back_through_a_fresh_saver(
         assert snapshot.values["steps"] == result["steps"]
         assert snapshot.values["answer"] == result["answer"]
         assert [s["revised"] for s in result["steps"]] == [
-            "FIXED chop wood", "FIXED craft planks", "FIXED build a table"]
+            "FIXED chop wood",
+            "FIXED craft planks",
+            "FIXED build a table",
+        ]
         assert marks(graph, "pg1") == expected  # the same checkpoints as on SQLite
         assert thread_ids(saver) == ["pg2", "pg1"]
 
@@ -238,16 +272,24 @@ def test_postgres_scheme_and_env_url(postgres_db: str, monkeypatch: pytest.Monke
 def test_review_pause_survives_on_postgres(postgres_db: str) -> None:
     with checkpointer(postgres_db) as saver:
         graph = graph_on(saver)
-        graph.invoke({"question": QUESTION}, config("r1"), context={"review_draft": True},
-                     durability="sync")
+        graph.invoke(
+            {"question": QUESTION}, config("r1"), context={"review_draft": True}, durability="sync"
+        )
     with checkpointer(postgres_db) as saver:
         graph = graph_on(saver)
         snapshot = graph.get_state(config("r1"))
         assert snapshot.next == ("review_draft",)
         assert snapshot.interrupts[0].value["drafts"] == [
-            "chop wood", "craft planks", "build a table"]
-        result = graph.invoke(Command(resume={"drafts": ["chop wood", "make a table"]}),
-                              config("r1"), context={"review_draft": True}, durability="sync")
+            "chop wood",
+            "craft planks",
+            "build a table",
+        ]
+        result = graph.invoke(
+            Command(resume={"drafts": ["chop wood", "make a table"]}),
+            config("r1"),
+            context={"review_draft": True},
+            durability="sync",
+        )
     assert [s["revised"] for s in result["steps"]] == ["FIXED chop wood", "FIXED make a table"]
 
 
@@ -276,7 +318,8 @@ def check_async_run(url: str, kind: type) -> None:
         async with async_checkpointer(url) as saver:
             assert isinstance(saver, kind)
             result: dict[str, Any] = await graph_on(saver).ainvoke(
-                {"question": QUESTION}, config("a1"), durability="sync")
+                {"question": QUESTION}, config("a1"), durability="sync"
+            )
             return result
 
     result = asyncio.run(go())

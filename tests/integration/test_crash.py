@@ -62,8 +62,9 @@ def history(saver: Any, thread: str) -> tuple[dict[str, Any], list[tuple[Any, ..
     config = {"configurable": {"thread_id": thread}}
     snapshot = graph.get_state(config)
     assert not unfinished(snapshot), f"thread {thread} is unfinished: {snapshot.tasks}"
-    marks = [(s.metadata["step"], s.metadata["source"], s.next)
-             for s in graph.get_state_history(config)]
+    marks = [
+        (s.metadata["step"], s.metadata["source"], s.next) for s in graph.get_state_history(config)
+    ]
     return snapshot.values, marks
 
 
@@ -73,23 +74,40 @@ def reference(url: str) -> tuple[dict[str, Any], list[tuple[Any, ...]], list[str
     with checkpointer(url) as saver:
         graph = chaos_graph(saver, model)
         config = {"configurable": {"thread_id": "reference"}}
-        graph.invoke({"question": CHAOS_QUESTION}, config, context=CHAOS_CONTEXT,
-                     durability="sync")
+        graph.invoke({"question": CHAOS_QUESTION}, config, context=CHAOS_CONTEXT, durability="sync")
         values, marks = history(saver, "reference")
     calls = [call_key(kind, messages) for kind, messages in model.calls]
     assert len(calls) == CHAOS_CALLS
     assert [s["draft"] for s in values["steps"]] == CHAOS_STEP_DRAFTS
-    assert [s["status"] for s in values["steps"]] == \
-        ["revised", "revised", "inserted", "revised", "revised", "dropped", "revised"]
+    assert [s["status"] for s in values["steps"]] == [
+        "revised",
+        "revised",
+        "inserted",
+        "revised",
+        "revised",
+        "dropped",
+        "revised",
+    ]
     return values, marks, calls
 
 
 def worker(url: str, thread: str, site: str, k: int, delay: float, log: Path) -> str:
     """Runs one worker to its end; 'killed' or 'done'."""
     proc = subprocess.Popen(
-        [sys.executable, str(HERE.parent / "crash_worker.py"), "chaos", url, thread, site, str(k),
-         str(log)],
-        cwd=HERE.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            str(HERE.parent / "crash_worker.py"),
+            "chaos",
+            url,
+            thread,
+            site,
+            str(k),
+            str(log),
+        ],
+        cwd=HERE.parent,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     first = ""
     if site == "outside":

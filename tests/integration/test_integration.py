@@ -20,8 +20,13 @@ def test_tiny_model_runs_rat_end_to_end() -> None:
     result = build_graph().invoke(
         {"question": "How do I obtain a crafting table in Minecraft?"},
         {"callbacks": [stats]},
-        context={"model": "local-tiny", "retriever": "minecraft", "max_steps": 2,
-                 "max_tokens": 48, "k": 2},
+        context={
+            "model": "local-tiny",
+            "retriever": "minecraft",
+            "max_steps": 2,
+            "max_tokens": 48,
+            "k": 2,
+        },
     )
     steps = result["steps"]
     assert 1 <= len(steps) <= 2
@@ -44,14 +49,33 @@ def test_tiny_model_over_ingested_documents_through_the_cli(
     monkeypatch.setenv("RAT_DATA_DIR", str(tmp_path / "data"))
     docs = tmp_path / "docs"
     docs.mkdir()
-    (docs / "ferry.md").write_text("# Ferry timetable\n\nThe island ferry leaves the harbour "
-                                   "at 7:15 and 16:40 every weekday.\n")
+    (docs / "ferry.md").write_text(
+        "# Ferry timetable\n\nThe island ferry leaves the harbour "
+        "at 7:15 and 16:40 every weekday.\n"
+    )
     (docs / "bakery.txt").write_text("The bakery on Mill Lane sells rye bread on Fridays.\n")
     assert cli.main(["ingest", str(docs), "--collection", "town"]) == 0
     capsys.readouterr()
-    code = cli.main(["ask", "When does the island ferry leave?", "--json",
-                     "--model", "local-tiny", "--retriever", "qdrant", "--collection", "town",
-                     "--k", "1", "--max-steps", "2", "--max-tokens", "48", "--memory"])
+    code = cli.main(
+        [
+            "ask",
+            "When does the island ferry leave?",
+            "--json",
+            "--model",
+            "local-tiny",
+            "--retriever",
+            "qdrant",
+            "--collection",
+            "town",
+            "--k",
+            "1",
+            "--max-steps",
+            "2",
+            "--max-tokens",
+            "48",
+            "--memory",
+        ]
+    )
     assert code == 0
     result = json.loads(capsys.readouterr().out)
     assert 1 <= len(result["steps"]) <= 2
@@ -63,7 +87,11 @@ def test_tiny_model_over_ingested_documents_through_the_cli(
     for note in result["thoughts"]:
         assert note["stored"] == (note["reason"] == "stored")
         assert note["reason"].split(":")[0] in {
-            "stored", "not confident", "unreadable reply", "redundant"}
+            "stored",
+            "not confident",
+            "unreadable reply",
+            "redundant",
+        }
     assert cli.main(["memory", "list"]) == 0
     listed = capsys.readouterr().out
     assert all(n["id"][:8] in listed for n in result["thoughts"] if n["stored"])
@@ -78,19 +106,49 @@ def test_every_method_runs_on_the_tiny_model_through_rat_eval(
 
     monkeypatch.setenv("RAT_DATA_DIR", str(tmp_path / "data"))
     out = tmp_path / "results"
-    code = cli.main(["eval", "--model", "local-tiny", "--tasks", "3", "--max-steps", "2",
-                     "--max-tokens", "40", "--k", "1", "--out", str(out)])
+    code = cli.main(
+        [
+            "eval",
+            "--model",
+            "local-tiny",
+            "--tasks",
+            "3",
+            "--max-steps",
+            "2",
+            "--max-tokens",
+            "40",
+            "--k",
+            "1",
+            "--out",
+            str(out),
+        ]
+    )
     assert code == 0
     table = (out / "minecraft-local-tiny.md").read_text()
     for method in ALL_METHODS:
         assert f"| {method} | 3 |" in table
-    rows = [json.loads(line) for line in
-            (out / "minecraft-local-tiny.jsonl").read_text().splitlines()]
+    rows = [
+        json.loads(line) for line in (out / "minecraft-local-tiny.jsonl").read_text().splitlines()
+    ]
     assert len(rows) == 3 * len(ALL_METHODS)
     assert all(row["error"] == "" and row["stats"]["model_calls"] >= 1 for row in rows)
     # the report of a larger run that has not computed its new task yet: nothing is run
-    args = ["eval", "--model", "local-tiny", "--tasks", "4", "--max-steps", "2",
-            "--max-tokens", "40", "--k", "1", "--out", str(out), "--cached-only"]
+    args = [
+        "eval",
+        "--model",
+        "local-tiny",
+        "--tasks",
+        "4",
+        "--max-steps",
+        "2",
+        "--max-tokens",
+        "40",
+        "--k",
+        "1",
+        "--out",
+        str(out),
+        "--cached-only",
+    ]
     assert cli.main(args) == 0
     partial = (out / "minecraft-local-tiny.md").read_text()
     assert f"partial: {len(rows)} of {4 * len(ALL_METHODS)} runs" in partial

@@ -28,13 +28,17 @@ def test_killed_run_resumes_without_loss_or_repeat(tmp_path: Path, kill_at: int)
     db = tmp_path / "runs.sqlite"
     worker = subprocess.run(
         [sys.executable, str(HERE.parent / "crash_worker.py"), str(db), "t1", str(kill_at)],
-        cwd=HERE.parent, capture_output=True, text=True, timeout=120,
+        cwd=HERE.parent,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert worker.returncode == -signal.SIGKILL, worker.stderr
 
     model = plan_model(DRAFT)
-    graph = build_graph(checkpointer=sqlite_saver(db), llm=model,
-                        retriever=ListRetriever(documents=wiki_docs()))
+    graph = build_graph(
+        checkpointer=sqlite_saver(db), llm=model, retriever=ListRetriever(documents=wiki_docs())
+    )
     config = {"configurable": {"thread_id": "t1"}}
     before = graph.get_state(config)
     assert before.next, "the killed run must be unfinished"

@@ -32,8 +32,12 @@ from rat_agent.agent.context import Context, MinecraftSource, Output, QueryMode,
 pytest.importorskip("langgraph_api", reason="needs the server: pip install 'langgraph-cli[inmem]'")
 pytestmark = [pytest.mark.server, pytest.mark.timeout(120)]
 
-ALGORITHM = [["__start__"], ["draft_cot"],
-             *[["to_query"], ["retrieve"], ["revise_step"], ["append_next"]] * STEPS, []]
+ALGORITHM = [
+    ["__start__"],
+    ["draft_cot"],
+    *[["to_query"], ["retrieve"], ["revise_step"], ["append_next"]] * STEPS,
+    [],
+]
 
 
 @pytest.fixture(scope="module")
@@ -72,8 +76,12 @@ def test_studio_gets_the_input_form_and_every_context_field(client: SyncLangGrap
     for f in fields(Context):
         assert context[f.name]["description"] == f.metadata["description"]
         assert context[f.name]["default"] == f.default
-    for name, choices in (("query_mode", QueryMode), ("revise_scope", ReviseScope),
-                          ("output", Output), ("source", MinecraftSource)):
+    for name, choices in (
+        ("query_mode", QueryMode),
+        ("revise_scope", ReviseScope),
+        ("output", Output),
+        ("source", MinecraftSource),
+    ):
         assert context[name]["enum"] == list(get_args(choices))
     # model and retriever also take import paths: free text, the choices in the description
     assert context["model"]["type"] == context["retriever"]["type"] == "string"
@@ -86,13 +94,13 @@ def test_the_ingest_graph_fills_a_collection_the_rat_graph_searches(
 ) -> None:
     note = tmp_path / "harbour.md"
     note.write_text("# Harbour\n\nThe island ferry leaves the harbour at 7:15 on weekdays.\n")
-    report = client.runs.wait(None, "ingest", input={"paths": [str(note)],
-                                                     "collection": "served"})
+    report = client.runs.wait(None, "ingest", input={"paths": [str(note)], "collection": "served"})
     assert isinstance(report, dict) and report["added"] == 1 and report["failed"] == []
     thread_id = client.threads.create()["thread_id"]
     context = {**FAKE_CONTEXT, "retriever": "qdrant", "collection": "served", "k": 1}
-    client.runs.wait(thread_id, "rat", input={"question": "When does the ferry leave?"},
-                     context=context)
+    client.runs.wait(
+        thread_id, "rat", input={"question": "When does the ferry leave?"}, context=context
+    )
     steps = values_of(client, thread_id)["steps"]
     assert steps and all(s["sources"][0]["source"] == str(note) for s in steps)
 
@@ -100,19 +108,25 @@ def test_the_ingest_graph_fills_a_collection_the_rat_graph_searches(
 def test_memory_through_the_server_stores_thoughts_a_later_run_cites(
     client: SyncLangGraphClient,
 ) -> None:
-    context = {**FAKE_CONTEXT, "memory": True, "memory_from": "answer",
-               "memory_collection": "served-thoughts", "memory_min_score": 0.0}
+    context = {
+        **FAKE_CONTEXT,
+        "memory": True,
+        "memory_from": "answer",
+        "memory_collection": "served-thoughts",
+        "memory_min_score": 0.0,
+    }
     first = client.threads.create()["thread_id"]
-    client.runs.wait(first, "rat", input={"question": "How do I light a furnace?"},
-                     context=context)
+    client.runs.wait(first, "rat", input={"question": "How do I light a furnace?"}, context=context)
     (note,) = values_of(client, first)["thoughts"]
     assert note["stored"] and note["text"].startswith("Checked fact:")
     later = client.threads.create()["thread_id"]
-    client.runs.wait(later, "rat", input={"question": "How do I light a furnace again?"},
-                     context=context)
+    client.runs.wait(
+        later, "rat", input={"question": "How do I light a furnace again?"}, context=context
+    )
     cited = [s for step in values_of(client, later)["steps"] for s in step["sources"]]
     assert {"source": f"thought:{note['id']}", "kind": "thought"}.items() <= next(
-        s for s in cited if s["kind"] == "thought").items()
+        s for s in cited if s["kind"] == "thought"
+    ).items()
 
 
 def test_a_streamed_run_reports_each_step_and_keeps_its_history(
@@ -120,8 +134,13 @@ def test_a_streamed_run_reports_each_step_and_keeps_its_history(
 ) -> None:
     thread_id = client.threads.create()["thread_id"]
     question = "How do I build a beacon?"
-    events = stream(client, thread_id, input={"question": question}, context=FAKE_CONTEXT,
-                    stream_mode=["updates", "custom", "messages-tuple"])
+    events = stream(
+        client,
+        thread_id,
+        input={"question": question},
+        context=FAKE_CONTEXT,
+        stream_mode=["updates", "custom", "messages-tuple"],
+    )
 
     assert "error" not in [kind for kind, _ in events], events
     drafts = draft_for(question)
@@ -134,7 +153,9 @@ def test_a_streamed_run_reports_each_step_and_keeps_its_history(
     assert updated == [step[0] for step in ALGORITHM[1:-1]]
     messages = [data for kind, data in events if kind == "messages"]
     assert [meta["langgraph_node"] for _, meta in messages] == [
-        "draft_cot", *["to_query", "revise_step"] * STEPS]
+        "draft_cot",
+        *["to_query", "revise_step"] * STEPS,
+    ]
     assert messages[0][0]["content"].startswith(f"STEP 1: {drafts[0]}")
 
     assert client.threads.get_state(thread_id)["next"] == []
@@ -154,13 +175,22 @@ def test_review_draft_pauses_with_the_draft_and_revises_the_edited_steps(
     thread_id = client.threads.create()["thread_id"]
     question = "How do I tame a wolf?"
     context = {**FAKE_CONTEXT, "review_draft": True}
-    events = stream(client, thread_id, input={"question": question}, context=context,
-                    stream_mode=["updates", "custom"])
+    events = stream(
+        client,
+        thread_id,
+        input={"question": question},
+        context=context,
+        stream_mode=["updates", "custom"],
+    )
 
-    interrupts = [data["__interrupt__"] for kind, data in events
-                  if kind == "updates" and "__interrupt__" in data]
+    interrupts = [
+        data["__interrupt__"]
+        for kind, data in events
+        if kind == "updates" and "__interrupt__" in data
+    ]
     assert [i["value"] for i in interrupts[0]] == [
-        {"question": question, "drafts": draft_for(question)}]
+        {"question": question, "drafts": draft_for(question)}
+    ]
     assert not [data for kind, data in events if kind == "custom"], "no step before review"
     paused = client.threads.get_state(thread_id)
     assert paused["next"] == ["review_draft"]
@@ -172,11 +202,17 @@ def test_review_draft_pauses_with_the_draft_and_revises_the_edited_steps(
     assert "at least one" in asked_again["interrupts"][0]["value"]["error"]
 
     edited = ["Find a wolf in a forest", "Give it bones until hearts appear"]
-    events = stream(client, thread_id, command={"resume": {"drafts": edited}}, context=context,
-                    stream_mode=["updates", "custom"])
+    events = stream(
+        client,
+        thread_id,
+        command={"resume": {"drafts": edited}},
+        context=context,
+        stream_mode=["updates", "custom"],
+    )
 
     assert [e["query"] for kind, e in events if kind == "custom"] == [
-        f"about: {step}" for step in edited]
+        f"about: {step}" for step in edited
+    ]
     steps = values_of(client, thread_id)["steps"]
     assert [s["draft"] for s in steps] == edited
     assert [s["revised"] for s in steps] == [f"FIXED {step}" for step in edited]
@@ -197,8 +233,13 @@ def test_an_assistant_holds_the_context_so_a_resume_needs_none(
 
 def test_a_bad_context_fails_the_run_with_its_message(client: SyncLangGraphClient) -> None:
     thread_id = client.threads.create()["thread_id"]
-    events = stream(client, thread_id, input={"question": "Why?"},
-                    context={**FAKE_CONTEXT, "k": 99}, stream_mode=["updates"])
+    events = stream(
+        client,
+        thread_id,
+        input={"question": "Why?"},
+        context={**FAKE_CONTEXT, "k": 99},
+        stream_mode=["updates"],
+    )
 
     errors = [data for kind, data in events if kind == "error"]
     assert errors and "k must be between 1 and 20" in str(errors[0]), events
@@ -246,12 +287,18 @@ def test_an_mcp_client_lists_both_graphs_with_their_descriptions_and_runs_one(
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
-    client.assistants.create("rat", context=FAKE_CONTEXT, name="rat_with_fakes",
-                             description="The rat graph on the test fakes.")
+    client.assistants.create(
+        "rat",
+        context=FAKE_CONTEXT,
+        name="rat_with_fakes",
+        description="The rat graph on the test fakes.",
+    )
 
     async def session_work() -> tuple[dict[str, str], str]:
-        async with streamable_http_client(server.url + "/mcp") as (read, write), \
-                ClientSession(read, write) as session:
+        async with (
+            streamable_http_client(server.url + "/mcp") as (read, write),
+            ClientSession(read, write) as session,
+        ):
             await session.initialize()
             listed = (await session.list_tools()).tools
             tools = {tool.name: tool.description or "" for tool in listed}

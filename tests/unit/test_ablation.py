@@ -18,6 +18,7 @@ def test_cases_are_deterministic_and_carry_errors() -> None:
 
 def test_a_fake_search_scores_exactly() -> None:
     step_cases = cases(load_tasks()[:3])
+
     # a search that finds the gold page only from the step's own text
     def search(text: str, k: int) -> list[str]:
         return [c.gold for c in step_cases if c.draft[c.index] == text][:k]

@@ -89,7 +89,9 @@ def test_failed_run_resumes_on_its_thread(
     assert rat("ask", "--thread", "t1", "--json") == 0  # settings come from the thread
     result = json.loads(capsys.readouterr().out)
     assert [s["revised"] for s in result["steps"]] == [
-        "FIXED get logs", "FIXED make planks", "FIXED craft a table"
+        "FIXED get logs",
+        "FIXED make planks",
+        "FIXED craft a table",
     ]
     # only the failed revision and the steps after it were run again
     assert [k for k, _ in model.calls[calls_before:]] == ["revise", "query", "revise"]
@@ -115,7 +117,9 @@ def test_failed_run_resumes_on_its_thread(
     ],
 )
 def test_bad_input_is_one_line_and_nonzero(
-    args: list[str], message: str, monkeypatch: pytest.MonkeyPatch,
+    args: list[str],
+    message: str,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
@@ -129,20 +133,26 @@ def test_bad_input_is_one_line_and_nonzero(
 def test_the_installed_command_reports_errors_without_traceback() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "rat_agent.cli", "ask", "q", "--k", "abc"],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 2 and "invalid int value" in proc.stderr
     assert "Traceback" not in proc.stderr
     # a bad flag is one line naming it and its choices, not the whole usage of `rat ask`
     proc = subprocess.run(
         [sys.executable, "-m", "rat_agent.cli", "ask", "hi", "--query-mode", "sideways"],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
     assert "--query-mode" in proc.stderr and "'llm', 'text'" in proc.stderr
     assert "rat ask --help" in proc.stderr
     help_text = subprocess.run(
-        [sys.executable, "-m", "rat_agent.cli", "--help"], capture_output=True, text=True,
+        [sys.executable, "-m", "rat_agent.cli", "--help"],
+        capture_output=True,
+        text=True,
         timeout=60,
     )
     assert help_text.returncode == 0 and "ask" in help_text.stdout
@@ -156,8 +166,10 @@ def test_time_travel_from_the_cli(
     assert rat("show", "tt", "--history") == 0
     assert "next: to_query" in capsys.readouterr().out
     calls = len(fake_world.calls)
-    assert rat("ask", "--thread", "tt", "--from-step", "3", "--edit", "craft two tables",
-               "--quiet") == 0
+    assert (
+        rat("ask", "--thread", "tt", "--from-step", "3", "--edit", "craft two tables", "--quiet")
+        == 0
+    )
     out = capsys.readouterr().out
     assert "STEP 1: FIXED get logs" in out and "STEP 3: FIXED craft two tables" in out
     assert [kind for kind, _ in fake_world.calls[calls:]] == ["query", "revise"]

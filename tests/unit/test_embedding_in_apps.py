@@ -27,8 +27,9 @@ FIXED = ["FIXED get logs", "FIXED make planks", "FIXED craft a table"]
 
 
 def graph(model: ScriptedModel | None = None, **kwargs: Any) -> Any:
-    return build_graph(llm=model or plan_model(DRAFT),
-                       retriever=ListRetriever(documents=wiki_docs(2)), **kwargs)
+    return build_graph(
+        llm=model or plan_model(DRAFT), retriever=ListRetriever(documents=wiki_docs(2)), **kwargs
+    )
 
 
 def revised(result: dict[str, Any]) -> list[str]:
@@ -50,9 +51,13 @@ def test_batch_runs_questions_independently() -> None:
 
 def test_stream_modes() -> None:
     model = plan_model(DRAFT)
-    chunks = list(graph(model).stream(
-        QUESTION, context=CONTEXT,
-        stream_mode=["updates", "values", "custom", "messages", "checkpoints"]))
+    chunks = list(
+        graph(model).stream(
+            QUESTION,
+            context=CONTEXT,
+            stream_mode=["updates", "values", "custom", "messages", "checkpoints"],
+        )
+    )
     modes = [mode for mode, _ in chunks]
     updates = [next(iter(data)) for mode, data in chunks if mode == "updates"]
     assert updates[:2] == ["draft_cot", "to_query"] and updates[-1] == "append_next"
@@ -64,7 +69,10 @@ def test_stream_modes() -> None:
     messages = [data for mode, data in chunks if mode == "messages"]
     assert len(messages) == len(model.calls) == 7
     assert {meta["langgraph_node"] for _, meta in messages} == {
-        "draft_cot", "to_query", "revise_step"}
+        "draft_cot",
+        "to_query",
+        "revise_step",
+    }
     values = [data for mode, data in chunks if mode == "values"]
     assert revised(values[-1]) == FIXED
     assert "checkpoints" not in modes  # no checkpointer: nothing to report
@@ -72,11 +80,12 @@ def test_stream_modes() -> None:
 
 def test_astream_gives_the_same_updates() -> None:
     async def collect() -> list[str]:
-        return [next(iter(update)) async for update in
-                graph().astream(QUESTION, context=CONTEXT, stream_mode="updates")]
+        return [
+            next(iter(update))
+            async for update in graph().astream(QUESTION, context=CONTEXT, stream_mode="updates")
+        ]
 
-    sync = [next(iter(u)) for u in graph().stream(QUESTION, context=CONTEXT,
-                                                    stream_mode="updates")]
+    sync = [next(iter(u)) for u in graph().stream(QUESTION, context=CONTEXT, stream_mode="updates")]
     assert asyncio.run(collect()) == sync
 
 
@@ -102,8 +111,11 @@ class ToolCallingModel(BaseChatModel):
         self.seen.append(messages)
         results = [m for m in messages if isinstance(m, ToolMessage)]
         if not results:
-            call = {"name": "retrieval_augmented_thoughts", "id": "call-1",
-                    "args": {"question": "How do I make a crafting table?"}}
+            call = {
+                "name": "retrieval_augmented_thoughts",
+                "id": "call-1",
+                "args": {"question": "How do I make a crafting table?"},
+            }
             message = AIMessage(content="", tool_calls=[call])
         else:
             message = AIMessage(content="Plan: " + str(results[-1].content).splitlines()[0])
@@ -135,14 +147,16 @@ def test_time_travel_forks_from_step_k_with_that_step_edited() -> None:
     calls_before = len(model.calls)
     forked = fork(g, "tt", 2, "make sixteen planks")
     result = g.invoke(None, forked, context=CONTEXT)
-    assert revised(result) == ["FIXED get logs", "FIXED make sixteen planks",
-                               "FIXED craft a table"]
+    assert revised(result) == ["FIXED get logs", "FIXED make sixteen planks", "FIXED craft a table"]
     assert result["steps"][0] == original["steps"][0]  # step 1 reused as it was
     # only steps 2 and 3 ran again: a query and a revision each, no new draft
     assert [kind for kind, _ in model.calls[calls_before:]] == ["query", "revise"] * 2
     assert revised(g.get_state(config).values) == revised(result)  # the thread moved on
-    assert any(revised(s.values) == FIXED for s in g.get_state_history(config)
-               if s.values.get("steps") and len(s.values["steps"]) == 3)  # old branch kept
+    assert any(
+        revised(s.values) == FIXED
+        for s in g.get_state_history(config)
+        if s.values.get("steps") and len(s.values["steps"]) == 3
+    )  # old branch kept
 
 
 def test_forking_the_first_step_and_bad_steps() -> None:

@@ -18,17 +18,23 @@ STEP 4: Craft a crafting table from 4 planks.
 STEP 5: Craft a wooden pickaxe using 3 planks and 2 sticks on the crafting table.
 """
 
-STONE_PICKAXE = WOODEN_PICKAXE + """STEP 6: Mine 3 cobblestone with the wooden pickaxe.
+STONE_PICKAXE = (
+    WOODEN_PICKAXE
+    + """STEP 6: Mine 3 cobblestone with the wooden pickaxe.
 STEP 7: Craft a stone pickaxe from 3 cobblestone and 2 sticks.
 """
+)
 
-IRON_PICKAXE = STONE_PICKAXE + """STEP 8: Mine 3 iron ore with a stone pickaxe.
+IRON_PICKAXE = (
+    STONE_PICKAXE
+    + """STEP 8: Mine 3 iron ore with a stone pickaxe.
 STEP 9: Mine 8 stone.
 STEP 10: Craft a furnace with 8 cobblestone.
 STEP 11: Chop 2 logs and craft them into 8 planks.
 STEP 12: Smelt 3 iron ore into iron ingots using 2 planks as fuel.
 STEP 13: Craft an iron pickaxe from 3 iron ingots and 2 sticks.
 """
+)
 
 
 def failed(result: PlanCheck, step: int | None, *words: str) -> None:
@@ -41,8 +47,10 @@ def failed(result: PlanCheck, step: int | None, *words: str) -> None:
 @pytest.mark.parametrize(
     ("goal", "plan"),
     [
-        ("crafting table", "STEP 1: Gather 1 oak log\nSTEP 2: Craft 4 oak planks\n"
-                           "STEP 3: Craft a crafting table"),
+        (
+            "crafting table",
+            "STEP 1: Gather 1 oak log\nSTEP 2: Craft 4 oak planks\nSTEP 3: Craft a crafting table",
+        ),
         ("wooden_pickaxe", WOODEN_PICKAXE),
         ("Stone Pickaxe", STONE_PICKAXE),
         ("iron pickaxe", IRON_PICKAXE),
@@ -112,8 +120,10 @@ def test_no_fuel() -> None:
 
 
 def test_crafting_table_needed_for_3x3() -> None:
-    plan = ("STEP 1: Chop 2 logs\nSTEP 2: Craft 8 planks\nSTEP 3: Craft 4 sticks\n"
-            "STEP 4: Craft a wooden pickaxe")
+    plan = (
+        "STEP 1: Chop 2 logs\nSTEP 2: Craft 8 planks\nSTEP 3: Craft 4 sticks\n"
+        "STEP 4: Craft a wooden pickaxe"
+    )
     failed(check_plan("wooden_pickaxe", plan), 4, "crafting wooden_pickaxe needs a crafting_table")
 
 
@@ -129,8 +139,10 @@ def test_unknown_item_and_unparseable_step() -> None:
 
 
 def test_notes_are_skipped() -> None:
-    plan = ("STEP 1: Find a forest.\nSTEP 2: Punch a tree to get 1 oak log\n"
-            "STEP 3: Place the crafting table.\nSTEP 4: Craft 4 planks")
+    plan = (
+        "STEP 1: Find a forest.\nSTEP 2: Punch a tree to get 1 oak log\n"
+        "STEP 3: Place the crafting table.\nSTEP 4: Craft 4 planks"
+    )
     assert check_plan("oak_planks", plan).executable
 
 
@@ -163,14 +175,20 @@ def test_every_task_has_an_executable_reference_plan() -> None:
     tasks = load_tasks()
     assert len(tasks) >= 100
     assert len({t.id for t in tasks}) == len(tasks)
-    assert {t.tier for t in tasks} >= {"hand", "wooden_pickaxe", "stone_pickaxe",
-                                       "iron_pickaxe", "diamond_pickaxe"}
+    assert {t.tier for t in tasks} >= {
+        "hand",
+        "wooden_pickaxe",
+        "stone_pickaxe",
+        "iron_pickaxe",
+        "diamond_pickaxe",
+    }
     goals = {t.goal for t in tasks}
     assert {"enchanting_table", "golden_apple", "diamond_pickaxe", "compass"} <= goals
     for task in tasks:
         # the RAT paper's instruction, word for word around the item
-        assert task.question == TASK_PROMPT.format(item=task.goal.replace("_", " ")) or \
-            task.question.startswith("Give you nothing in the inventory, generate a step-by-step")
+        assert task.question == TASK_PROMPT.format(
+            item=task.goal.replace("_", " ")
+        ) or task.question.startswith("Give you nothing in the inventory, generate a step-by-step")
         assert "Minecraft survival mode" in task.question and "'STEP'" in task.question
         result = check_plan(task.goal, reference_plan(task.goal))
         assert result.executable, (task.goal, result)
@@ -209,9 +227,12 @@ def test_made_blocks_are_not_mined_from_the_world() -> None:
     failed(check_plan("crafting_table", "STEP 1: Mine a crafting table"), 1, "crafting_table")
     failed(check_plan("oak_planks", "STEP 1: Collect 4 oak planks"), 1, "oak_planks")
     # blocks that do occur in the world are still mined
-    assert check_plan("sandstone", "STEP 1: Punch a tree to get 3 logs\nSTEP 2: Craft 12 planks"
-                      "\nSTEP 3: Craft 4 sticks\nSTEP 4: Craft a crafting table\n"
-                      "STEP 5: Craft a wooden pickaxe\nSTEP 6: Mine 1 sandstone").executable
+    assert check_plan(
+        "sandstone",
+        "STEP 1: Punch a tree to get 3 logs\nSTEP 2: Craft 12 planks"
+        "\nSTEP 3: Craft 4 sticks\nSTEP 4: Craft a crafting table\n"
+        "STEP 5: Craft a wooden pickaxe\nSTEP 6: Mine 1 sandstone",
+    ).executable
 
 
 def test_model_style_plan_with_two_targets_and_purpose_phrases() -> None:
@@ -226,13 +247,15 @@ def test_model_style_plan_with_two_targets_and_purpose_phrases() -> None:
     short = plan.replace("3 wood logs", "2 wood logs").replace("12 wooden", "8 wooden")
     failed(check_plan("torch", short), 4, "needs 3 oak_planks", "have 2")
     # Getting raw iron and then "getting" ingots means smelting them.
-    iron = IRON_PICKAXE.replace("Smelt 3 iron ore into iron ingots using 2 planks as fuel",
-                                "Obtain 3 iron ingots")
+    iron = IRON_PICKAXE.replace(
+        "Smelt 3 iron ore into iron ingots using 2 planks as fuel", "Obtain 3 iron ingots"
+    )
     assert check_plan("iron_pickaxe", iron).executable
 
 
 # A count stated on one mention of a step (the block mined, the mob killed, the ingredient)
 # holds when another mention of the same thing (the drop, the product) has none.
+
 
 @pytest.mark.parametrize(
     "step",
@@ -248,38 +271,52 @@ def test_model_style_plan_with_two_targets_and_purpose_phrases() -> None:
     ],
 )
 def test_count_on_the_mined_block_gives_that_many_drops(step: str) -> None:
-    plan = WOODEN_PICKAXE + f"STEP 6: {step}\nSTEP 7: Craft a stone pickaxe from 3 cobblestone " \
+    plan = (
+        WOODEN_PICKAXE + f"STEP 6: {step}\nSTEP 7: Craft a stone pickaxe from 3 cobblestone "
         "and 2 sticks\n"
+    )
     result = check_plan("stone_pickaxe", plan)
     assert result.executable, result
 
 
 def test_count_on_the_mined_block_gives_per_block_drops() -> None:
-    plan = IRON_PICKAXE.replace("Mine 3 iron ore with a stone pickaxe",
-                                "Mine 3 iron ore with a stone pickaxe to get raw iron")
+    plan = IRON_PICKAXE.replace(
+        "Mine 3 iron ore with a stone pickaxe",
+        "Mine 3 iron ore with a stone pickaxe to get raw iron",
+    )
     assert check_plan("iron_pickaxe", plan).executable
-    plan = WOODEN_PICKAXE + ("STEP 6: Mine 3 coal ore for coal\n"
-                             "STEP 7: Craft 12 torches from 3 coal and 3 sticks\n")
+    plan = WOODEN_PICKAXE + (
+        "STEP 6: Mine 3 coal ore for coal\nSTEP 7: Craft 12 torches from 3 coal and 3 sticks\n"
+    )
     assert check_plan("torch", plan).executable
-    plan = IRON_PICKAXE + ("STEP 14: Mine 3 diamond ore with the iron pickaxe to get diamonds\n"
-                           "STEP 15: Craft a diamond pickaxe from 3 diamonds and 2 sticks\n")
+    plan = IRON_PICKAXE + (
+        "STEP 14: Mine 3 diamond ore with the iron pickaxe to get diamonds\n"
+        "STEP 15: Craft a diamond pickaxe from 3 diamonds and 2 sticks\n"
+    )
     assert check_plan("diamond_pickaxe", plan).executable
     # Obtaining with a generic verb: the count is still on the block.
-    plan = plan.replace("STEP 14: Mine 3 diamond ore with the iron pickaxe to get diamonds",
-                        "STEP 14: Obtain diamonds by mining 3 diamond ore with an iron pickaxe")
+    plan = plan.replace(
+        "STEP 14: Mine 3 diamond ore with the iron pickaxe to get diamonds",
+        "STEP 14: Obtain diamonds by mining 3 diamond ore with an iron pickaxe",
+    )
     assert check_plan("diamond_pickaxe", plan).executable
     # Too few blocks still fail.
-    plan = WOODEN_PICKAXE + ("STEP 6: Mine 2 stone with the wooden pickaxe to get cobblestone\n"
-                             "STEP 7: Craft a stone pickaxe from 3 cobblestone and 2 sticks\n")
+    plan = WOODEN_PICKAXE + (
+        "STEP 6: Mine 2 stone with the wooden pickaxe to get cobblestone\n"
+        "STEP 7: Craft a stone pickaxe from 3 cobblestone and 2 sticks\n"
+    )
     failed(check_plan("stone_pickaxe", plan), 7, "needs 3 cobblestone", "have 2")
 
 
 @pytest.mark.parametrize(
     ("step", "planks"),
-    [("Chop 3 trees to get oak logs", "oak planks"), ("Punch 3 trees for wood", "oak planks"),
-     ("Get logs by chopping 3 trees", "oak planks"),
-     ("Chop down three trees to get logs", "oak planks"),
-     ("Chop 3 birch trees to get birch logs", "birch planks")],
+    [
+        ("Chop 3 trees to get oak logs", "oak planks"),
+        ("Punch 3 trees for wood", "oak planks"),
+        ("Get logs by chopping 3 trees", "oak planks"),
+        ("Chop down three trees to get logs", "oak planks"),
+        ("Chop 3 birch trees to get birch logs", "birch planks"),
+    ],
 )
 def test_count_on_the_trees_gives_that_many_logs(step: str, planks: str) -> None:
     plan = f"STEP 1: {step}\nSTEP 2: Craft 12 {planks}\n"
@@ -289,111 +326,150 @@ def test_count_on_the_trees_gives_that_many_logs(step: str, planks: str) -> None
 
 @pytest.mark.parametrize(
     "step",
-    ["Kill 4 cows to get leather", "Kill four cows for leather", "Get leather by killing 4 cows",
-     "Hunt 4 cows to get leather"],
+    [
+        "Kill 4 cows to get leather",
+        "Kill four cows for leather",
+        "Get leather by killing 4 cows",
+        "Hunt 4 cows to get leather",
+    ],
 )
 def test_count_on_the_mob_gives_that_many_drops(step: str) -> None:
     table = "STEP 1: Chop 1 oak log\nSTEP 2: Craft 4 planks\nSTEP 3: Craft a crafting table\n"
     plan = table + f"STEP 4: {step}\nSTEP 5: Craft leather boots\n"
     assert check_plan("leather_boots", plan).executable
-    failed(check_plan("leather_boots", plan.replace("4 cows", "3 cows")
-                      .replace("four cows", "three cows")), 5, "needs 4 leather, have 3")
+    failed(
+        check_plan(
+            "leather_boots", plan.replace("4 cows", "3 cows").replace("four cows", "three cows")
+        ),
+        5,
+        "needs 4 leather, have 3",
+    )
 
 
 def test_count_on_a_mob_that_is_also_an_item() -> None:
-    """"chicken" names a mob and an item; gravel gives flint by chance, as "mine 4 flint"."""
-    plan = WOODEN_PICKAXE + ("STEP 6: Mine 4 gravel to get flint\n"
-                             "STEP 7: Kill 4 chickens for feathers\n"
-                             "STEP 8: Craft 16 arrows from 4 flint, 4 sticks and 4 feathers\n")
+    """ "chicken" names a mob and an item; gravel gives flint by chance, as "mine 4 flint"."""
+    plan = WOODEN_PICKAXE + (
+        "STEP 6: Mine 4 gravel to get flint\n"
+        "STEP 7: Kill 4 chickens for feathers\n"
+        "STEP 8: Craft 16 arrows from 4 flint, 4 sticks and 4 feathers\n"
+    )
     result = check_plan("arrow", plan)
     assert result.executable, result
 
 
 def test_a_purpose_that_is_crafted_is_not_mined() -> None:
-    """"Mine 8 stone for a furnace" mines stone; it does not pick up a furnace."""
+    """ "Mine 8 stone for a furnace" mines stone; it does not pick up a furnace."""
     plan = WOODEN_PICKAXE + "STEP 6: Mine 8 stone for a furnace\nSTEP 7: Craft a furnace\n"
     assert check_plan("furnace", plan).executable
     plan = WOODEN_PICKAXE + "STEP 6: Mine 8 stone for a furnace\n"
     failed(check_plan("furnace", plan), None, "goal never reached")
-    plan = ("STEP 1: Chop 2 logs to make a crafting table\nSTEP 2: Craft 8 planks\n"
-            "STEP 3: Craft a crafting table\nSTEP 4: Craft 4 sticks\n")
+    plan = (
+        "STEP 1: Chop 2 logs to make a crafting table\nSTEP 2: Craft 8 planks\n"
+        "STEP 3: Craft a crafting table\nSTEP 4: Craft 4 sticks\n"
+    )
     assert check_plan("stick", plan).executable
-    plan = WOODEN_PICKAXE + ("STEP 6: Mine coal ore to get coal for 4 torches\n"
-                             "STEP 7: Craft 4 torches\n")
+    plan = WOODEN_PICKAXE + (
+        "STEP 6: Mine coal ore to get coal for 4 torches\nSTEP 7: Craft 4 torches\n"
+    )
     assert check_plan("torch", plan).executable
 
 
 @pytest.mark.parametrize(
     "step",
-    ["Craft oak planks from 3 oak logs", "Turn 3 logs into planks", "Use 3 logs to craft planks",
-     "Craft planks from three logs", "Craft planks from logs x3", "Make planks out of 3 logs",
-     "Craft 12 planks from logs"],
+    [
+        "Craft oak planks from 3 oak logs",
+        "Turn 3 logs into planks",
+        "Use 3 logs to craft planks",
+        "Craft planks from three logs",
+        "Craft planks from logs x3",
+        "Make planks out of 3 logs",
+        "Craft 12 planks from logs",
+    ],
 )
 def test_ingredient_count_sets_the_batches_when_the_product_has_none(step: str) -> None:
-    plan = (f"STEP 1: Chop 3 oak logs\nSTEP 2: {step}\nSTEP 3: Craft a crafting table\n"
-            "STEP 4: Craft 4 sticks\nSTEP 5: Craft a wooden pickaxe\n")
+    plan = (
+        f"STEP 1: Chop 3 oak logs\nSTEP 2: {step}\nSTEP 3: Craft a crafting table\n"
+        "STEP 4: Craft 4 sticks\nSTEP 5: Craft a wooden pickaxe\n"
+    )
     result = check_plan("wooden_pickaxe", plan)
     assert result.executable, result
 
 
 def test_ingredient_count_sets_the_batches_and_must_be_there() -> None:
-    plan = ("STEP 1: Chop 3 oak logs\nSTEP 2: Craft 12 planks\nSTEP 3: Craft a crafting table\n"
-            "STEP 4: Craft sticks from 8 planks\nSTEP 5: Craft 2 ladders\n")
+    plan = (
+        "STEP 1: Chop 3 oak logs\nSTEP 2: Craft 12 planks\nSTEP 3: Craft a crafting table\n"
+        "STEP 4: Craft sticks from 8 planks\nSTEP 5: Craft 2 ladders\n"
+    )
     assert check_plan("ladder", plan).executable
     # Two planks per batch: 1 is too few, as before; 3 make one batch.
-    failed(check_plan("ladder", plan.replace("from 8 planks", "from 1 plank")), 4,
-           "takes 2 oak_planks, not 1")
-    failed(check_plan("ladder", plan.replace("from 8 planks", "from 3 planks")), 5,
-           "needs 7 stick")
+    failed(
+        check_plan("ladder", plan.replace("from 8 planks", "from 1 plank")),
+        4,
+        "takes 2 oak_planks, not 1",
+    )
+    failed(check_plan("ladder", plan.replace("from 8 planks", "from 3 planks")), 5, "needs 7 stick")
     # The stated ingredients must be in the inventory.
     plan = "STEP 1: Chop 1 oak log\nSTEP 2: Craft planks from 2 oak logs\n"
     failed(check_plan("oak_planks", plan), 2, "needs 2 oak_log", "have 1")
     # Several products share the ingredients: each is one batch, as before.
-    plan = ("STEP 1: Chop 2 oak logs\nSTEP 2: Craft 8 planks\n"
-            "STEP 3: Craft a crafting table and sticks from 6 planks\n")
+    plan = (
+        "STEP 1: Chop 2 oak logs\nSTEP 2: Craft 8 planks\n"
+        "STEP 3: Craft a crafting table and sticks from 6 planks\n"
+    )
     assert check_plan("stick", plan).executable
 
 
 def test_mining_ore_for_a_metal_gives_the_raw_metal() -> None:
-    """"iron" could be an ingot (iron golems drop them), but iron ore drops raw iron."""
+    """ "iron" could be an ingot (iron golems drop them), but iron ore drops raw iron."""
     plan = STONE_PICKAXE + "STEP 8: Mine 3 iron ore with the stone pickaxe to get iron\n"
     failed(check_plan("iron_ingot", plan), None, "goal never reached")
     assert check_plan("raw_iron", plan).executable
 
 
 def test_a_station_the_step_uses_is_not_what_it_crafts() -> None:
-    """"Use the crafting table to craft items" names no product: it makes no crafting table."""
-    plan = ("STEP 1: Chop 1 oak log\nSTEP 2: Craft 4 planks\n"
-            "STEP 3: Use the crafting table to craft items\n")
+    """ "Use the crafting table to craft items" names no product: it makes no crafting table."""
+    plan = (
+        "STEP 1: Chop 1 oak log\nSTEP 2: Craft 4 planks\n"
+        "STEP 3: Use the crafting table to craft items\n"
+    )
     failed(check_plan("crafting_table", plan), 3, "nothing to craft")
-    plan = plan.replace("Use the crafting table to craft items",
-                        "Use the 4 planks to craft a crafting table")
+    plan = plan.replace(
+        "Use the crafting table to craft items", "Use the 4 planks to craft a crafting table"
+    )
     assert check_plan("crafting_table", plan).executable
 
 
 @pytest.mark.parametrize(
     "step",
-    ["Use 2 planks as fuel to smelt 3 iron ore", "Use the furnace to smelt 3 raw iron",
-     "Smelt 3 raw iron for the iron pickaxe"],
+    [
+        "Use 2 planks as fuel to smelt 3 iron ore",
+        "Use the furnace to smelt 3 raw iron",
+        "Smelt 3 raw iron for the iron pickaxe",
+    ],
 )
 def test_what_is_smelted_after_to_or_for_is_the_input(step: str) -> None:
-    """"to smelt 3 raw iron": raw iron is no smelting product, so it is what is smelted."""
+    """ "to smelt 3 raw iron": raw iron is no smelting product, so it is what is smelted."""
     plan = IRON_PICKAXE.replace("Smelt 3 iron ore into iron ingots using 2 planks as fuel", step)
     result = check_plan("iron_pickaxe", plan)
     assert result.executable, result
 
 
-WOOD = ("STEP 1: Punch a tree to get 3 oak logs\nSTEP 2: Craft 12 oak planks\n"
-        "STEP 3: Craft 1 crafting table\nSTEP 4: Craft 4 sticks\n")
+WOOD = (
+    "STEP 1: Punch a tree to get 3 oak logs\nSTEP 2: Craft 12 oak planks\n"
+    "STEP 3: Craft 1 crafting table\nSTEP 4: Craft 4 sticks\n"
+)
 
 
-@pytest.mark.parametrize("step", [
-    "Craft 3 Oak Planks and 2 Sticks using the Crafting Table to make 1 Wooden Pickaxe.",
-    "Craft 3 oak planks and 2 sticks to get a wooden pickaxe",
-    "Craft 3 planks and 2 sticks on the crafting table to create 1 wooden pickaxe",
-])
+@pytest.mark.parametrize(
+    "step",
+    [
+        "Craft 3 Oak Planks and 2 Sticks using the Crafting Table to make 1 Wooden Pickaxe.",
+        "Craft 3 oak planks and 2 sticks to get a wooden pickaxe",
+        "Craft 3 planks and 2 sticks on the crafting table to create 1 wooden pickaxe",
+    ],
+)
 def test_what_a_craft_is_done_to_make_is_the_product(step: str) -> None:
-    """"Craft A and B to make C": C is made from A and B (was: no recipe makes A)."""
+    """ "Craft A and B to make C": C is made from A and B (was: no recipe makes A)."""
     result = check_plan("wooden_pickaxe", WOOD + f"STEP 5: {step}")
     assert result.executable, result
 
@@ -401,18 +477,21 @@ def test_what_a_craft_is_done_to_make_is_the_product(step: str) -> None:
 def test_a_purpose_product_with_counts_uses_its_ingredient_counts() -> None:
     plan = WOOD + "STEP 5: Craft 2 Oak Planks to get 4 Stick."
     assert check_plan("stick", plan).executable
-    failed(check_plan("stick", WOOD + "STEP 5: Craft 1 oak plank to get 4 sticks"), 5,
-           "takes 2")
+    failed(check_plan("stick", WOOD + "STEP 5: Craft 1 oak plank to get 4 sticks"), 5, "takes 2")
 
 
 def test_the_station_a_step_crafts_with_is_not_an_ingredient() -> None:
-    """"Craft 3 paper using the crafting table": the table is where, not what."""
-    plan = ("STEP 1: Collect 3 sugar cane\nSTEP 2: Punch a tree to get 1 oak log\n"
-            "STEP 3: Craft 4 oak planks\nSTEP 4: Craft 1 crafting table\n"
-            "STEP 5: Craft 3 paper using the crafting table")
+    """ "Craft 3 paper using the crafting table": the table is where, not what."""
+    plan = (
+        "STEP 1: Collect 3 sugar cane\nSTEP 2: Punch a tree to get 1 oak log\n"
+        "STEP 3: Craft 4 oak planks\nSTEP 4: Craft 1 crafting table\n"
+        "STEP 5: Craft 3 paper using the crafting table"
+    )
     assert check_plan("paper", plan).executable
-    plan = plan.replace("STEP 5: Craft 3 paper using the crafting table",
-                        "STEP 5: Craft 1 iron shovel using the crafting table")
+    plan = plan.replace(
+        "STEP 5: Craft 3 paper using the crafting table",
+        "STEP 5: Craft 1 iron shovel using the crafting table",
+    )
     failed(check_plan("iron_shovel", plan), 5, "iron_ingot")
 
 

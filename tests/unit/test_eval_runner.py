@@ -40,16 +40,23 @@ def test_scores_come_from_the_checker_and_results_are_cached() -> None:
     model = planner()
     graph = build_graph(llm=model, retriever=ListRetriever(documents=wiki_docs(1)))
     seen: list[tuple[int, int]] = []
-    results = run_minecraft(["direct", "cot"], context={"model": "fake", "max_steps": 32},
-                            tasks=TASKS, graph=graph, progress=lambda d, t: seen.append((d, t)))
+    results = run_minecraft(
+        ["direct", "cot"],
+        context={"model": "fake", "max_steps": 32},
+        tasks=TASKS,
+        graph=graph,
+        progress=lambda d, t: seen.append((d, t)),
+    )
     assert [(r.task, r.method) for r in results] == [
-        (t.id, m) for t in TASKS for m in ("direct", "cot")]
+        (t.id, m) for t in TASKS for m in ("direct", "cot")
+    ]
     assert [r.score for r in results if r.method == "cot"] == [1.0] * 3
     assert [r.score for r in results if r.method == "direct"] == [0.0] * 3
     assert seen[0] == (0, 6) and seen[-1] == (6, 6)
     calls = len(model.calls)
-    again = run_minecraft(["direct", "cot"], context={"model": "fake", "max_steps": 32},
-                          tasks=TASKS, graph=graph)
+    again = run_minecraft(
+        ["direct", "cot"], context={"model": "fake", "max_steps": 32}, tasks=TASKS, graph=graph
+    )
     assert len(model.calls) == calls and again == results  # nothing computed twice
     markdown = table(results)
     assert "| direct | 3 | 0% |" in markdown and "| cot | 3 | 100% |" in markdown
@@ -77,8 +84,9 @@ def test_cached_only_reports_what_is_done_and_computes_nothing() -> None:
     context = {"model": "fake", "max_steps": 32}
     run_minecraft(["cot"], context=context, tasks=TASKS[:2], graph=graph)
     before = len(model.calls)
-    report = run_minecraft(["direct", "cot"], context=context, tasks=TASKS, graph=graph,
-                           cached_only=True)
+    report = run_minecraft(
+        ["direct", "cot"], context=context, tasks=TASKS, graph=graph, cached_only=True
+    )
     assert len(model.calls) == before
     assert [(r.task, r.method) for r in report] == [(t.id, "cot") for t in TASKS[:2]]
 
@@ -104,8 +112,9 @@ def test_plots_show_the_score_and_the_cost_of_each_method(tmp_path: Path) -> Non
     from rat_agent.eval.plots import plot
 
     graph = build_graph(llm=planner(), retriever=ListRetriever(documents=wiki_docs(1)))
-    results = run_minecraft(["direct", "cot"], context={"model": "fake", "max_steps": 32},
-                            tasks=TASKS, graph=graph)
+    results = run_minecraft(
+        ["direct", "cot"], context={"model": "fake", "max_steps": 32}, tasks=TASKS, graph=graph
+    )
     files = plot(results, tmp_path / "minecraft-fake", "minecraft, fake")
     assert [f.name for f in files] == ["minecraft-fake-score.png", "minecraft-fake-cost.png"]
     for file in files:
@@ -161,9 +170,15 @@ def test_rescoring_reads_the_stored_answers_with_the_checker_as_it_is_now() -> N
     assert [r.score for r in first] == [1.0] * 3
     calls = len(model.calls)
     strict = runner.Score(0.0, 1, "stricter checker")
-    report = runner.run("minecraft", [runner.minecraft_case(t) for t in TASKS], ["cot"],
-                        score=lambda case, answer: strict, context=context, graph=graph,
-                        rescore=True)
+    report = runner.run(
+        "minecraft",
+        [runner.minecraft_case(t) for t in TASKS],
+        ["cot"],
+        score=lambda case, answer: strict,
+        context=context,
+        graph=graph,
+        rescore=True,
+    )
     assert len(model.calls) == calls
     assert [(r.score, r.reason) for r in report] == [(0.0, "stricter checker")] * 3
     assert [r.answer for r in report] == [r.answer for r in first]
@@ -172,9 +187,9 @@ def test_rescoring_reads_the_stored_answers_with_the_checker_as_it_is_now() -> N
 def test_eval_flags_pick_a_stratified_split_and_any_context_field() -> None:
     from rat_agent.cli.eval import _settings
 
-    assert _settings(["evidence=documents", "repair-steps=4", "min_support=0.5",
-                      "stop_at_goal=false"]) == {
-        "evidence": "documents", "repair_steps": 4, "min_support": 0.5, "stop_at_goal": False}
+    assert _settings(
+        ["evidence=documents", "repair-steps=4", "min_support=0.5", "stop_at_goal=false"]
+    ) == {"evidence": "documents", "repair_steps": 4, "min_support": 0.5, "stop_at_goal": False}
     from rat_agent.errors import ConfigError
 
     with pytest.raises(ConfigError, match="context field"):

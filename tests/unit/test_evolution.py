@@ -36,20 +36,38 @@ def scripted() -> ScriptedModel:
 
 
 def pages() -> ListRetriever:
-    return ListRetriever(documents=[Document(
-        page_content="Oak Log: mined from oak trees by hand.",
-        metadata={"title": "Oak Log", "source": "minecraft-corpus:oak_log"})])
+    return ListRetriever(
+        documents=[
+            Document(
+                page_content="Oak Log: mined from oak trees by hand.",
+                metadata={"title": "Oak Log", "source": "minecraft-corpus:oak_log"},
+            )
+        ]
+    )
 
 
 def test_coverage_counts_pages_and_thoughts_naming_an_item() -> None:
-    steps = [{"sources": [
-        {"kind": "document", "source": "minecraft-corpus:stick", "title": "Stick",
-         "snippet": "..."},
-        {"kind": "thought", "source": "thought:1", "title": "Thought",
-         "snippet": "A crafting table is made from four oak planks."},
-    ]}]
-    recall, by_thought = evolution.coverage(["crafting_table", "oak_planks", "stick", "torch"],
-                                            steps)
+    steps = [
+        {
+            "sources": [
+                {
+                    "kind": "document",
+                    "source": "minecraft-corpus:stick",
+                    "title": "Stick",
+                    "snippet": "...",
+                },
+                {
+                    "kind": "thought",
+                    "source": "thought:1",
+                    "title": "Thought",
+                    "snippet": "A crafting table is made from four oak planks.",
+                },
+            ]
+        }
+    ]
+    recall, by_thought = evolution.coverage(
+        ["crafting_table", "oak_planks", "stick", "torch"], steps
+    )
     assert recall == 0.75
     assert by_thought == ["crafting_table", "oak_planks"]
 
@@ -57,7 +75,11 @@ def test_coverage_counts_pages_and_thoughts_naming_an_item() -> None:
 def test_needed_items_are_what_the_reference_plan_makes() -> None:
     assert evolution.needed_items("stick") == ["oak_planks", "stick"]
     assert evolution.needed_items("wooden_pickaxe") == [
-        "crafting_table", "oak_planks", "stick", "wooden_pickaxe"]
+        "crafting_table",
+        "oak_planks",
+        "stick",
+        "wooden_pickaxe",
+    ]
 
 
 def test_both_arms_run_in_order_and_only_the_memory_arm_learns(tmp_path: Path) -> None:
@@ -66,7 +88,11 @@ def test_both_arms_run_in_order_and_only_the_memory_arm_learns(tmp_path: Path) -
     graph = build_graph(llm=model, retriever=pages())
     points = evolution.run_sequence(tasks, context={"k": 1, "max_steps": 2}, graph=graph)
     assert [(p.arm, p.position) for p in points] == [
-        ("no memory", 1), ("no memory", 2), ("memory", 1), ("memory", 2)]
+        ("no memory", 1),
+        ("no memory", 2),
+        ("memory", 1),
+        ("memory", 2),
+    ]
     without, with_memory = points[:2], points[2:]
     assert all(p.thoughts_before == 0 and p.thought_calls == 0 for p in without)
     assert [p.answer_calls for p in points] == [5, 5, 5, 5]  # draft + 2 x (query, revise)
@@ -80,9 +106,11 @@ def test_both_arms_run_in_order_and_only_the_memory_arm_learns(tmp_path: Path) -
     assert second.recall == 0.5 > without[1].recall == 0.0
 
     # resumed: nothing is run again
-    again = evolution.run_sequence(tasks, context={"k": 1, "max_steps": 2},
-                                   graph=build_graph(llm=ScriptedModel(respond=_no_calls),
-                                                     retriever=pages()))
+    again = evolution.run_sequence(
+        tasks,
+        context={"k": 1, "max_steps": 2},
+        graph=build_graph(llm=ScriptedModel(respond=_no_calls), retriever=pages()),
+    )
     assert again == points
 
     report = evolution.table(points)

@@ -17,19 +17,35 @@ def no_allow(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("RAT_ALLOW_PRIVATE_URLS", raising=False)
 
 
-@pytest.mark.parametrize("url", [
-    "file:///etc/passwd", "ftp://example.com/x", "gopher://example.com/", "http:///nohost",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "file:///etc/passwd",
+        "ftp://example.com/x",
+        "gopher://example.com/",
+        "http:///nohost",
+    ],
+)
 def test_only_http_and_https(url: str) -> None:
     with pytest.raises(UnsafeURLError):
         fetch(url, allow_private=True)
 
 
-@pytest.mark.parametrize("url", [
-    "http://127.0.0.1:9/", "http://10.1.2.3/", "http://192.168.0.1/", "http://172.16.0.1/",
-    "http://169.254.169.254/latest/meta-data/", "http://[::1]/", "http://[::ffff:127.0.0.1]/",
-    "http://0.0.0.0/", "http://100.64.0.1/", "http://localhost:9/",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:9/",
+        "http://10.1.2.3/",
+        "http://192.168.0.1/",
+        "http://172.16.0.1/",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://[::1]/",
+        "http://[::ffff:127.0.0.1]/",
+        "http://0.0.0.0/",
+        "http://100.64.0.1/",
+        "http://localhost:9/",
+    ],
+)
 def test_non_public_addresses_are_refused_before_connecting(url: str) -> None:
     with pytest.raises(UnsafeURLError, match="non-public address"):
         fetch(url)
@@ -45,7 +61,11 @@ def test_loopback_needs_explicit_permission(
     monkeypatch.setenv("RAT_ALLOW_PRIVATE_URLS", "1")
     page = fetch(httpserver.url_for("/page"))
     assert (page.text, page.status, page.content_type, page.truncated) == (
-        "hello", 200, "text/plain", False)
+        "hello",
+        200,
+        "text/plain",
+        False,
+    )
 
 
 def test_an_allow_list_names_hosts_and_networks(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -66,11 +86,11 @@ def test_a_redirect_to_a_refused_address_is_refused(
     # "localhost" itself is allowed; the address it redirects to is not.
     monkeypatch.setenv("RAT_ALLOW_PRIVATE_URLS", "localhost")
     inner = f"http://127.0.0.1:{httpserver.port}/secret"
-    httpserver.expect_request("/go").respond_with_data(
-        "", status=302, headers={"Location": inner})
+    httpserver.expect_request("/go").respond_with_data("", status=302, headers={"Location": inner})
     httpserver.expect_request("/secret").respond_with_data("secret", content_type="text/plain")
     httpserver.expect_request("/file").respond_with_data(
-        "", status=301, headers={"Location": "file:///etc/passwd"})
+        "", status=301, headers={"Location": "file:///etc/passwd"}
+    )
     with pytest.raises(UnsafeURLError, match=r"127\.0\.0\.1"):
         fetch(httpserver.url_for("/go"))
     with pytest.raises(UnsafeURLError, match="only http"):
@@ -83,7 +103,8 @@ def test_redirects_are_followed_and_the_host_name_kept(
 ) -> None:
     monkeypatch.setenv("RAT_ALLOW_PRIVATE_URLS", "1")
     httpserver.expect_request("/old").respond_with_data(
-        "", status=301, headers={"Location": "/new?x=1"})
+        "", status=301, headers={"Location": "/new?x=1"}
+    )
     httpserver.expect_request("/new").respond_with_data("moved", content_type="text/html")
     page = fetch(httpserver.url_for("/old"))
     assert page.text == "moved" and page.url.endswith("/new?x=1")
@@ -94,35 +115,40 @@ def test_redirects_are_followed_and_the_host_name_kept(
 def test_redirect_loops_end(httpserver: HTTPServer, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RAT_ALLOW_PRIVATE_URLS", "1")
     httpserver.expect_request("/loop").respond_with_data(
-        "", status=302, headers={"Location": "/loop"})
+        "", status=302, headers={"Location": "/loop"}
+    )
     with pytest.raises(FetchError, match="redirects"):
         fetch(httpserver.url_for("/loop"))
 
 
 def test_the_body_is_cut_at_the_cap(httpserver: HTTPServer) -> None:
-    httpserver.expect_request("/big").respond_with_data("x" * 3_000_000,
-                                                        content_type="text/plain")
+    httpserver.expect_request("/big").respond_with_data("x" * 3_000_000, content_type="text/plain")
     page = fetch(httpserver.url_for("/big"), allow_private=True, max_bytes=10_000)
     assert len(page.content) == 10_000 and page.truncated
 
 
 def test_content_type_is_checked(httpserver: HTTPServer) -> None:
     httpserver.expect_request("/bin").respond_with_data(
-        b"\x00\x01", content_type="application/octet-stream")
+        b"\x00\x01", content_type="application/octet-stream"
+    )
     with pytest.raises(FetchError, match="content type"):
         fetch(httpserver.url_for("/bin"), allow_private=True)
-    page = fetch(httpserver.url_for("/bin"), allow_private=True,
-                 accept=("application/octet-stream",))
+    page = fetch(
+        httpserver.url_for("/bin"), allow_private=True, accept=("application/octet-stream",)
+    )
     assert page.content == b"\x00\x01"
 
 
 def test_undecodable_bytes_are_replaced(httpserver: HTTPServer) -> None:
     httpserver.expect_request("/bad").respond_with_data(
-        b"caf\xe9 ok \xff\xfe end", content_type="text/html; charset=utf-8")
+        b"caf\xe9 ok \xff\xfe end", content_type="text/html; charset=utf-8"
+    )
     httpserver.expect_request("/latin").respond_with_data(
-        b"caf\xe9", content_type="text/plain; charset=iso-8859-1")
+        b"caf\xe9", content_type="text/plain; charset=iso-8859-1"
+    )
     assert fetch(httpserver.url_for("/bad"), allow_private=True).text == (
-        "caf\ufffd ok \ufffd\ufffd end")
+        "caf\ufffd ok \ufffd\ufffd end"
+    )
     assert fetch(httpserver.url_for("/latin"), allow_private=True).text == "café"
 
 
@@ -149,7 +175,8 @@ def test_async_fetch_has_the_same_policy(
     httpserver: HTTPServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     httpserver.expect_request("/page").respond_with_data(
-        b"ok \xff", content_type="text/plain", headers={"X": "1"})
+        b"ok \xff", content_type="text/plain", headers={"X": "1"}
+    )
     with pytest.raises(UnsafeURLError):
         asyncio.run(afetch(httpserver.url_for("/page")))
     with pytest.raises(UnsafeURLError):

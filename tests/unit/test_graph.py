@@ -20,8 +20,11 @@ FAST_RETRY = RetryPolicy(max_attempts=3, initial_interval=0.01, retry_on=Retriev
 
 
 def run(model: ScriptedModel, retriever: ListRetriever | None = None, **context: object) -> dict:
-    graph = build_graph(llm=model, retriever=retriever or ListRetriever(documents=wiki_docs()),
-                        retrieval_retry=FAST_RETRY)
+    graph = build_graph(
+        llm=model,
+        retriever=retriever or ListRetriever(documents=wiki_docs()),
+        retrieval_retry=FAST_RETRY,
+    )
     return graph.invoke({"question": "How do I get sticks in Minecraft?"}, context=context)
 
 
@@ -159,8 +162,9 @@ def test_failing_retrieval_keeps_the_step_unrevised() -> None:
 
 def test_a_transient_retrieval_failure_is_retried() -> None:
     failures = iter([True, True])
-    retriever = ListRetriever(documents=wiki_docs(),
-                              fail=lambda q: "planks" in q and next(failures, False))
+    retriever = ListRetriever(
+        documents=wiki_docs(), fail=lambda q: "planks" in q and next(failures, False)
+    )
     result = run(plan_model(DRAFT), retriever, query_mode="text")
     assert [s["status"] for s in result["steps"]] == ["revised"] * 4
     assert retriever.queries.count("craft planks") == 3
@@ -189,8 +193,9 @@ def _provider_error(status: int) -> Exception:
     import openai
 
     response = httpx.Response(status, request=httpx.Request("POST", "http://127.0.0.1/v1"))
-    return openai.APIStatusError(f"Error code: {status} - refused\nmore detail", response=response,
-                                 body=None)
+    return openai.APIStatusError(
+        f"Error code: {status} - refused\nmore detail", response=response, body=None
+    )
 
 
 @pytest.mark.parametrize("status", [400, 401, 404])
@@ -226,9 +231,7 @@ def test_bad_context_is_a_typed_error() -> None:
     with pytest.raises(ConfigError, match="k must be between"):
         run(plan_model(DRAFT), k=0)
     with pytest.raises(ConfigError, match="unknown retriever"):
-        build_graph(llm=plan_model(DRAFT)).invoke(
-            {"question": "q"}, context={"retriever": "nope"}
-        )
+        build_graph(llm=plan_model(DRAFT)).invoke({"question": "q"}, context={"retriever": "nope"})
 
 
 def test_a_given_setting_beats_the_environment_even_when_it_is_the_default(
@@ -268,5 +271,9 @@ def test_studio_forms_come_from_the_schemas() -> None:
     assert context["source"]["enum"] == ["offline", "wiki", "auto"]
     assert context["output"]["enum"] == ["steps", "answer"]
     assert context["review_draft"]["type"] == "boolean"
-    assert set(graph.get_output_jsonschema()["properties"]) == {"question", "answer", "steps",
-                                                                  "thoughts"}
+    assert set(graph.get_output_jsonschema()["properties"]) == {
+        "question",
+        "answer",
+        "steps",
+        "thoughts",
+    }

@@ -57,19 +57,23 @@ def test_the_sandbox_stops_endless_loops_and_memory_hogs() -> None:
 def test_the_sandbox_disables_destructive_calls_and_large_files(tmp_path: Path) -> None:
     target = tmp_path / "keep.txt"
     target.write_text("mine")
-    remove = (f"import os\ndef has_close_elements(numbers, threshold):\n"
-              f"    os.remove({str(target)!r})\n")
+    remove = (
+        f"import os\ndef has_close_elements(numbers, threshold):\n    os.remove({str(target)!r})\n"
+    )
     passed, why = humaneval.run_tests(FIRST, remove)
     assert not passed and "NoneType" in why and target.read_text() == "mine"
-    big = ("def has_close_elements(numbers, threshold):\n"
-           "    open('big', 'wb').write(bytes(4 << 20))\n")
+    big = (
+        "def has_close_elements(numbers, threshold):\n    open('big', 'wb').write(bytes(4 << 20))\n"
+    )
     passed, why = humaneval.run_tests(FIRST, big)
     assert not passed and ("File too large" in why or "signal" in why)
 
 
 def test_code_is_read_from_the_block_that_defines_the_function() -> None:
-    reply = ("Here is a helper:\n```python\nprint('demo')\n```\nAnd the answer:\n"
-             "```python\nimport math\n\ndef f(x):\n    return math.floor(x)\n```\nDone.")
+    reply = (
+        "Here is a helper:\n```python\nprint('demo')\n```\nAnd the answer:\n"
+        "```python\nimport math\n\ndef f(x):\n    return math.floor(x)\n```\nDone."
+    )
     code = humaneval.extract_code(reply, "f")
     assert code == "import math\n\ndef f(x):\n    return math.floor(x)\n"
     assert humaneval.extract_code("```py\ng = 1\n```", "f") == "g = 1\n"
@@ -98,17 +102,28 @@ def test_the_runner_scores_pass_at_1_and_pass_at_k_per_method() -> None:
             return f"```python\n{problem['prompt']}{body}```"
         raise AssertionError(kind)
 
-    graph = build_graph(llm=ScriptedModel(respond=respond, calls=[]),
-                        retriever=ListRetriever(documents=wiki_docs(1)))
-    results = runner.run("humaneval", humaneval.cases(problems, samples=2), ["direct", "cot"],
-                         score=humaneval.scorer(problems), graph=graph,
-                         context={"model": "fake", "output": "answer", "temperature": 0.8})
+    graph = build_graph(
+        llm=ScriptedModel(respond=respond, calls=[]),
+        retriever=ListRetriever(documents=wiki_docs(1)),
+    )
+    results = runner.run(
+        "humaneval",
+        humaneval.cases(problems, samples=2),
+        ["direct", "cot"],
+        score=humaneval.scorer(problems),
+        graph=graph,
+        context={"model": "fake", "output": "answer", "temperature": 0.8},
+    )
     assert len(results) == 2 * 2 * 2
     assert {r.sample for r in results} == {0, 1}
     scores = {(r.method, r.task, r.sample): r.score for r in results}
     assert all(scores[("direct", p["task_id"], s)] == 1.0 for p in problems for s in (0, 1))
     assert sorted(scores[("cot", p["task_id"], s)] for p in problems for s in (0, 1)) == [
-        0.0, 0.0, 1.0, 1.0]
+        0.0,
+        0.0,
+        1.0,
+        1.0,
+    ]
     markdown = runner.table(results, "pass@1", [1, 2])  # pass@1 is the score: one column
     assert "| method | tasks | pass@1 | pass@2 | model calls |" in markdown
     assert "| direct | 2 | 100% | 100% |" in markdown
@@ -122,7 +137,7 @@ def test_the_documentation_corpus_is_indexed_and_found(tmp_path: Path) -> None:
     assert "heappush" in files[0].read_text() and "\b" not in files[0].read_text()
     humaneval.ensure_docs_collection("py-test", topics=["heapq", "bisect"])
     humaneval.ensure_docs_collection("py-test", topics=["heapq", "bisect"])  # nothing to redo
-    found = retrieval.get_retriever(
-        Context(retriever="qdrant", collection="py-test", k=2)).invoke(
-        "push an item onto a heap and keep the heap invariant")
+    found = retrieval.get_retriever(Context(retriever="qdrant", collection="py-test", k=2)).invoke(
+        "push an item onto a heap and keep the heap invariant"
+    )
     assert found and "heapq" in found[0].metadata["source"]

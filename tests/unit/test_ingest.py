@@ -42,7 +42,9 @@ def make_pdf(text: str) -> bytes:
     out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
     out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
     out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1, xref)
+        len(objects) + 1,
+        xref,
+    )
     return bytes(out)
 
 
@@ -62,14 +64,17 @@ def docs(tmp_path: Path) -> Path:
     (folder / "sub").mkdir(parents=True)
     (folder / "guide.md").write_text(
         "# Brewing guide\n\nTo brew a potion, place a brewing stand and add blaze powder "
-        "as fuel.\n\n## Water bottles\n\nFill glass bottles at a water source.\n")
+        "as fuel.\n\n## Water bottles\n\nFill glass bottles at a water source.\n"
+    )
     (folder / "notes.txt").write_text("The lighthouse keeper logs the tide at dawn.\n")
     (folder / "page.html").write_text(
         "<html><head><title>Volcano facts</title><script>alert(1)</script></head><body>"
-        "<nav>Home | About</nav><p>Basalt forms when lava cools quickly.</p></body></html>")
+        "<nav>Home | About</nav><p>Basalt forms when lava cools quickly.</p></body></html>"
+    )
     (folder / "sub" / "tool.py").write_text(
-        "def parse_invoice(text: str) -> dict:\n    \"\"\"Read totals from an invoice.\"\"\"\n"
-        "    return {'total': text.count('$')}\n")
+        'def parse_invoice(text: str) -> dict:\n    """Read totals from an invoice."""\n'
+        "    return {'total': text.count('$')}\n"
+    )
     (folder / "report.pdf").write_bytes(make_pdf("Quarterly revenue grew by twelve percent"))
     (folder / "image.bin").write_bytes(b"\x00\x01\x02")  # not a known type: not picked up
     (folder / ".hidden.md").write_text("# secret\n")
@@ -99,8 +104,10 @@ def test_every_file_type_is_ingested_and_searchable(docs: Path) -> None:
     names = {Path(source).name for source in counts}
     assert names == {"guide.md", "notes.txt", "page.html", "tool.py", "report.pdf"}
     assert report.added == sum(counts.values())
-    meta = {Path(str(p["metadata"]["source"])).name: p["metadata"]  # type: ignore[index]
-            for p in points("c")}
+    meta = {
+        Path(str(p["metadata"]["source"])).name: p["metadata"]  # type: ignore[index]
+        for p in points("c")
+    }
     assert meta["guide.md"]["title"] == "Brewing guide"  # type: ignore[index]
     assert meta["page.html"]["title"] == "Volcano facts"  # type: ignore[index]
     assert meta["tool.py"]["kind"] == "python"  # type: ignore[index]
@@ -123,8 +130,9 @@ def test_ingesting_again_adds_nothing(docs: Path) -> None:
 
 
 def test_a_changed_file_replaces_its_chunks(docs: Path) -> None:
-    long_text = "\n\n".join(f"Section {i}. " + "The river carries silt downstream. " * 20
-                            for i in range(6))
+    long_text = "\n\n".join(
+        f"Section {i}. " + "The river carries silt downstream. " * 20 for i in range(6)
+    )
     target = docs / "notes.txt"
     target.write_text(long_text)
     pipeline.ingest([str(docs)], collection="c")
@@ -154,13 +162,19 @@ def test_unreadable_inputs_are_reported_and_the_rest_ingested(docs: Path) -> Non
 
 def test_a_killed_ingest_resumes_without_duplicates(docs: Path, tmp_path: Path) -> None:
     for i in range(3):
-        (docs / f"long{i}.md").write_text(f"# Long {i}\n\n" + "\n\n".join(
-            f"Paragraph {j} of file {i}: " + "windmills grind grain into flour. " * 12
-            for j in range(8)))
+        (docs / f"long{i}.md").write_text(
+            f"# Long {i}\n\n"
+            + "\n\n".join(
+                f"Paragraph {j} of file {i}: " + "windmills grind grain into flour. " * 12
+                for j in range(8)
+            )
+        )
     data = tmp_path / "data"
     worker = subprocess.run(
         [sys.executable, str(HERE.parent / "ingest_worker.py"), str(data), "c", "2", str(docs)],
-        capture_output=True, text=True, timeout=600,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert worker.returncode == -9, worker.stderr
     partial = sum(by_source("c").values())
@@ -177,7 +191,9 @@ def test_urls_are_fetched_through_the_guard(
 ) -> None:
     httpserver.expect_request("/kb/glaciers").respond_with_data(
         "<html><head><title>Glaciers</title></head><body><p>Glaciers carve U-shaped "
-        "valleys.</p></body></html>", content_type="text/html; charset=utf-8")
+        "valleys.</p></body></html>",
+        content_type="text/html; charset=utf-8",
+    )
     url = httpserver.url_for("/kb/glaciers")
     refused = pipeline.ingest([url], collection="web")
     assert refused.added == 0 and "non-public" in refused.failed[0][1]
@@ -212,8 +228,23 @@ def test_the_cli_ingests_lists_asks_and_deletes(
 
     model = plan_model("STEP 1: add blaze powder to the brewing stand")
     monkeypatch.setattr(chat, "get_chat_model", lambda name, **kw: model)
-    assert cli.main(["ask", "How do I brew?", "--retriever", "qdrant", "--collection", "kb",
-                     "--k", "1", "--query-mode", "text"]) == 0
+    assert (
+        cli.main(
+            [
+                "ask",
+                "How do I brew?",
+                "--retriever",
+                "qdrant",
+                "--collection",
+                "kb",
+                "--k",
+                "1",
+                "--query-mode",
+                "text",
+            ]
+        )
+        == 0
+    )
     assert "guide.md" in capsys.readouterr().out  # the cited source is the file
 
     assert cli.main(["collections", "delete", "kb"]) == 0
@@ -224,8 +255,7 @@ def test_the_cli_ingests_lists_asks_and_deletes(
     assert err.count("\n") == 1 and "rat ingest" in err
 
 
-def test_a_partial_failure_exits_non_zero(docs: Path, capsys: pytest.CaptureFixture[str]
-                                          ) -> None:
+def test_a_partial_failure_exits_non_zero(docs: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["ingest", str(docs), str(docs / "nope.md")]) == 1
     captured = capsys.readouterr()
     assert "skipped" in captured.err and "nope.md" in captured.err
@@ -235,8 +265,9 @@ def test_a_partial_failure_exits_non_zero(docs: Path, capsys: pytest.CaptureFixt
 def test_graph_cites_ingested_files(docs: Path) -> None:
     pipeline.ingest([str(docs)], collection="kb")
     graph = build_graph(llm=plan_model("STEP 1: fill glass bottles at a water source"))
-    result = graph.invoke({"question": "water bottles?"},
-                          context=Context(retriever="qdrant", collection="kb", k=1))
+    result = graph.invoke(
+        {"question": "water bottles?"}, context=Context(retriever="qdrant", collection="kb", k=1)
+    )
     (step,) = result["steps"]
     assert Path(step["sources"][0]["source"]).name == "guide.md"
     assert step["status"] == "revised"
@@ -247,8 +278,9 @@ def test_the_ingest_graph_for_the_server(docs: Path) -> None:
 
     from rat_agent.ingest.graph import graph as ingest_graph
 
-    result = asyncio.run(ingest_graph.ainvoke({"paths": [str(docs), str(docs / "nope.md")],
-                                               "collection": "kb"}))
+    result = asyncio.run(
+        ingest_graph.ainvoke({"paths": [str(docs), str(docs / "nope.md")], "collection": "kb"})
+    )
     assert result["sources"] == 5 and result["added"] == sum(by_source("kb").values())
     assert result["failed"] == [[str(docs / "nope.md"), "no such file or folder"]]
     schema = ingest_graph.get_input_jsonschema()

@@ -24,10 +24,15 @@ LAYERS: tuple[frozenset[str], ...] = (
 )
 # Modules that build a retriever: users of retrieval above it go through the registry
 # (`rat_agent.retrieval`), and memory and ingest use only Qdrant's client and collection.
-RETRIEVER_MODULES = frozenset({
-    "retrieval.minecraft", "retrieval.wiki", "retrieval.tavily", "retrieval.imported",
-    "retrieval.qdrant.retriever",
-})
+RETRIEVER_MODULES = frozenset(
+    {
+        "retrieval.minecraft",
+        "retrieval.wiki",
+        "retrieval.tavily",
+        "retrieval.imported",
+        "retrieval.qdrant.retriever",
+    }
+)
 
 
 def _layer(part: str) -> int:
@@ -49,10 +54,17 @@ def _imports(path: Path) -> set[str]:
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text("utf-8"))):
         if isinstance(node, ast.Import):
-            found |= {a.name.removeprefix("rat_agent").lstrip(".") for a in node.names
-                      if a.name.split(".")[0] == "rat_agent"}
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0 \
-                and node.module.split(".")[0] == "rat_agent":
+            found |= {
+                a.name.removeprefix("rat_agent").lstrip(".")
+                for a in node.names
+                if a.name.split(".")[0] == "rat_agent"
+            }
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and node.level == 0
+            and node.module.split(".")[0] == "rat_agent"
+        ):
             base = node.module.removeprefix("rat_agent").lstrip(".")
             for alias in node.names:
                 inner = f"{base}.{alias.name}".lstrip(".")

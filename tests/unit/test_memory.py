@@ -19,8 +19,7 @@ from rat_agent.memory.store import Memory
 
 DRAFT = "STEP 1: smelt raw iron in a furnace\nSTEP 2: craft an iron pickaxe"
 SMELT = "Raw iron smelted in a furnace with fuel gives one iron ingot per raw iron."
-PICKAXE = ("An iron pickaxe is crafted at a crafting table from three iron ingots and two "
-           "sticks.")
+PICKAXE = "An iron pickaxe is crafted at a crafting table from three iron ingots and two sticks."
 
 
 pytestmark = pytest.mark.usefixtures("fresh_data")  # conftest.py
@@ -28,10 +27,14 @@ pytestmark = pytest.mark.usefixtures("fresh_data")  # conftest.py
 
 def documents() -> list[Document]:
     return [
-        Document(page_content="Furnace: a block that smelts ores and raw metals using fuel.",
-                 metadata={"title": "Furnace", "source": "corpus:furnace"}),
-        Document(page_content="Iron Ingot: made by smelting raw iron; used for iron tools.",
-                 metadata={"title": "Iron Ingot", "source": "corpus:iron_ingot"}),
+        Document(
+            page_content="Furnace: a block that smelts ores and raw metals using fuel.",
+            metadata={"title": "Furnace", "source": "corpus:furnace"},
+        ),
+        Document(
+            page_content="Iron Ingot: made by smelting raw iron; used for iron tools.",
+            metadata={"title": "Iron Ingot", "source": "corpus:iron_ingot"},
+        ),
     ]
 
 
@@ -61,14 +64,19 @@ def by_step(answer: str) -> str:
 def run(llm: ScriptedModel, thread: str = "t1", **context: object) -> dict:
     graph = build_graph(llm=llm, retriever=ListRetriever(documents=documents()))
     settings = {"memory": True, "memory_from": "steps", "query_mode": "llm", **context}
-    return graph.invoke({"question": "How do I make an iron pickaxe?"},
-                        config={"configurable": {"thread_id": thread}}, context=settings)
+    return graph.invoke(
+        {"question": "How do I make an iron pickaxe?"},
+        config={"configurable": {"thread_id": thread}},
+        context=settings,
+    )
 
 
 def test_a_confident_novel_thought_is_stored_with_provenance_and_level() -> None:
     result = run(model(by_step), thread="first")
     assert [(n["stored"], n["reason"], n["step"]) for n in result["thoughts"]] == [
-        (True, "stored", 1), (True, "stored", 2)]
+        (True, "stored", 1),
+        (True, "stored", 2),
+    ]
     stored = {t.text: t for t in Memory("thoughts").all()}
     assert set(stored) == {SMELT, PICKAXE}
     smelt = stored[SMELT]
@@ -77,26 +85,33 @@ def test_a_confident_novel_thought_is_stored_with_provenance_and_level() -> None
     assert smelt.thread == "first" and smelt.step == 1
     assert smelt.question == "How do I make an iron pickaxe? (step 1)"
     assert {(o.kind, o.source) for o in smelt.origins} == {
-        ("document", "corpus:furnace"), ("document", "corpus:iron_ingot")}
+        ("document", "corpus:furnace"),
+        ("document", "corpus:iron_ingot"),
+    }
 
 
 def test_an_unconfident_thought_is_not_stored() -> None:
     result = run(model(lambda answer: "CONFIDENT: 0\nTHOUGHT:"))
     assert [(n["stored"], n["reason"]) for n in result["thoughts"]] == [
-        (False, "not confident")] * 2
+        (False, "not confident")
+    ] * 2
     assert Memory("thoughts").all() == []
 
 
-@pytest.mark.parametrize("reply", [
-    "The answer looks right to me.",  # no confidence at all
-    "CONFIDENT: maybe\nTHOUGHT: " + SMELT,  # not a binary value
-    "CONFIDENT: 1\nTHOUGHT:",  # confident, but no thought
-    "THOUGHT: " + SMELT + "\nCONFIDENT: 1",  # the confidence must come first
-])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "The answer looks right to me.",  # no confidence at all
+        "CONFIDENT: maybe\nTHOUGHT: " + SMELT,  # not a binary value
+        "CONFIDENT: 1\nTHOUGHT:",  # confident, but no thought
+        "THOUGHT: " + SMELT + "\nCONFIDENT: 1",  # the confidence must come first
+    ],
+)
 def test_a_malformed_confidence_reply_stores_nothing(reply: str) -> None:
     result = run(model(lambda answer: reply))
     assert [(n["stored"], n["reason"]) for n in result["thoughts"]] == [
-        (False, "unreadable reply")] * 2
+        (False, "unreadable reply")
+    ] * 2
     assert Memory("thoughts").count() == 0
 
 
@@ -147,9 +162,17 @@ def test_a_later_run_retrieves_a_stored_thought_and_cites_it_as_a_thought() -> N
 
 def test_a_thought_built_on_a_thought_is_one_level_higher() -> None:
     run(model(by_step), thread="first")
-    result = run(model(lambda answer: "CONFIDENT: 1\nTHOUGHT: Iron ingots come out of a "
-                       "furnace lit with coal or charcoal, after about ten seconds."),
-                 thread="second", memory_from="answer", memory_novelty=0.99)
+    result = run(
+        model(
+            lambda answer: (
+                "CONFIDENT: 1\nTHOUGHT: Iron ingots come out of a "
+                "furnace lit with coal or charcoal, after about ten seconds."
+            )
+        ),
+        thread="second",
+        memory_from="answer",
+        memory_novelty=0.99,
+    )
     (note,) = result["thoughts"]
     assert note["stored"]
     thought = Memory("thoughts").get(note["id"])
@@ -162,8 +185,15 @@ def test_a_thought_built_on_a_thought_is_one_level_higher() -> None:
 
 
 def test_an_unrelated_thought_is_not_retrieved() -> None:
-    run(model(lambda answer: "CONFIDENT: 1\nTHOUGHT: A cake needs three buckets of milk, "
-              "two sugar, one egg and three wheat."), memory_from="answer")
+    run(
+        model(
+            lambda answer: (
+                "CONFIDENT: 1\nTHOUGHT: A cake needs three buckets of milk, "
+                "two sugar, one egg and three wheat."
+            )
+        ),
+        memory_from="answer",
+    )
     result = run(model(lambda answer: "CONFIDENT: 0"), thread="second")
     assert all(s["kind"] == "document" for step in result["steps"] for s in step["sources"])
 
@@ -245,11 +275,14 @@ def test_rat_show_reports_what_the_run_taught_the_memory(
     from rat_agent.persistence.checkpoints import checkpointer
 
     with checkpointer() as saver:
-        graph = build_graph(checkpointer=saver, llm=model(by_step),
-                            retriever=ListRetriever(documents=documents()))
-        graph.invoke({"question": "How do I make an iron pickaxe?"},
-                     config={"configurable": {"thread_id": "taught"}},
-                     context={"memory": True, "memory_from": "both"})
+        graph = build_graph(
+            checkpointer=saver, llm=model(by_step), retriever=ListRetriever(documents=documents())
+        )
+        graph.invoke(
+            {"question": "How do I make an iron pickaxe?"},
+            config={"configurable": {"thread_id": "taught"}},
+            context={"memory": True, "memory_from": "both"},
+        )
     assert cli.main(["show", "taught"]) == 0
     shown = capsys.readouterr().out
     assert "memory: 2 thoughts stored, 1 redundant" in shown
@@ -260,5 +293,6 @@ def test_a_replayed_run_finds_its_own_thoughts_instead_of_duplicating_them() -> 
     first = run(model(by_step), thread="same")
     again = run(model(by_step), thread="same")  # as when `remember` runs again on resume
     assert [(n["stored"], n["reason"], n["id"]) for n in again["thoughts"]] == [
-        (True, "stored", n["id"]) for n in first["thoughts"]]
+        (True, "stored", n["id"]) for n in first["thoughts"]
+    ]
     assert Memory("thoughts").count() == 2

@@ -30,8 +30,10 @@ def model() -> ScriptedModel:
             return f"FIXED {current_step(messages)}"
         if kind == "prefix":  # the official layout rewrites the whole answer so far
             answer = prompt_text(messages).split("Answer so far:\n", 1)[1].split("\n\n")[0]
-            return "\n".join(line.replace(": ", ": OK ", 1) if "OK" not in line else line
-                             for line in answer.splitlines())
+            return "\n".join(
+                line.replace(": ", ": OK ", 1) if "OK" not in line else line
+                for line in answer.splitlines()
+            )
         raise AssertionError(kind)
 
     return ScriptedModel(respond=respond, calls=[])
@@ -40,7 +42,8 @@ def model() -> ScriptedModel:
 def run(method: str, **context: Any) -> tuple[dict[str, Any], ScriptedModel, ListRetriever]:
     fake, retriever = model(), ListRetriever(documents=wiki_docs(3))
     result = build_graph(llm=fake, retriever=retriever).invoke(
-        {"question": QUESTION}, context={"method": method, "k": 2, **context})
+        {"question": QUESTION}, context={"method": method, "k": 2, **context}
+    )
     return result, fake, retriever
 
 
@@ -93,13 +96,23 @@ def test_official_layout_puts_documents_first_and_rewrites_the_whole_answer() ->
     revise = fake.calls[2][1]
     assert len(revise) == 1  # one message: no shared system prefix
     assert str(revise[0].content).startswith(prompts.SYSTEM + "\n\n<documents>")
-    assert [s["revised"] for s in result["steps"]] == ["OK get logs", "OK make planks",
-                                                       "OK craft a table"]
+    assert [s["revised"] for s in result["steps"]] == [
+        "OK get logs",
+        "OK make planks",
+        "OK craft a table",
+    ]
 
 
 def test_every_method_has_the_same_output_shape() -> None:
-    for method in ("direct", "cot", "rag", "cot_rag", "rat_noncausal", "rat",
-                   "rat_official_layout"):
+    for method in (
+        "direct",
+        "cot",
+        "rag",
+        "cot_rag",
+        "rat_noncausal",
+        "rat",
+        "rat_official_layout",
+    ):
         result, _, _ = run(method)
         assert set(result) == {"question", "answer", "steps", "thoughts"}, method
         assert result["answer"], method
@@ -119,7 +132,8 @@ def test_output_answer_ends_every_method_with_a_written_response() -> None:
         fake, retriever = model(), ListRetriever(documents=wiki_docs(3))
         fake.respond = answering(fake.respond)
         result = build_graph(llm=fake, retriever=retriever).invoke(
-            {"question": QUESTION}, context={"method": method, "k": 2, "output": "answer"})
+            {"question": QUESTION}, context={"method": method, "k": 2, "output": "answer"}
+        )
         assert kinds(fake) == calls, method
         if method == "direct":
             assert result["answer"] == "Craft it from four planks."
@@ -136,29 +150,37 @@ def test_code_in_the_steps_reaches_the_written_answer_as_written() -> None:
     code = "```python\nfor x in xs:\n    # add it\n    total += x\n```"
     fake = model()
     draft = fake.respond
-    fake.respond = answering(lambda kind, messages: (
-        f"STEP 1: Sum the list.\n{code}\nSTEP 2: Return the total." if kind == "draft"
-        else draft(kind, messages)))
+    fake.respond = answering(
+        lambda kind, messages: (
+            f"STEP 1: Sum the list.\n{code}\nSTEP 2: Return the total."
+            if kind == "draft"
+            else draft(kind, messages)
+        )
+    )
     build_graph(llm=fake, retriever=ListRetriever(documents=wiki_docs(3))).invoke(
-        {"question": QUESTION}, context={"method": "cot", "output": "answer"})
+        {"question": QUESTION}, context={"method": "cot", "output": "answer"}
+    )
     assert f"STEP 1: Sum the list.\n{code}\nSTEP 2:" in prompt_text(fake.calls[-1][1])
 
 
 def answering(respond: Any) -> Any:
     def wrapped(kind: str, messages: list[BaseMessage]) -> str:
         return "def final(): ..." if kind == "answer" else str(respond(kind, messages))
+
     return wrapped
 
 
 def test_baselines_retry_a_failing_source_as_rat_does() -> None:
     from langgraph.types import RetryPolicy
 
-    fast = RetryPolicy(max_attempts=3, initial_interval=0.01, jitter=False,
-                       retry_on=lambda exc: True)
+    fast = RetryPolicy(
+        max_attempts=3, initial_interval=0.01, jitter=False, retry_on=lambda exc: True
+    )
     for method in ("rag", "cot_rag"):
         failures = iter([True, True])
-        retriever = ListRetriever(documents=wiki_docs(3),
-                                  fail=lambda q, failures=failures: next(failures, False))
+        retriever = ListRetriever(
+            documents=wiki_docs(3), fail=lambda q, failures=failures: next(failures, False)
+        )
         graph = build_graph(llm=model(), retriever=retriever, retrieval_retry=fast)
         result = graph.invoke({"question": QUESTION}, context={"method": method, "k": 2})
         assert len(retriever.queries) == 3 and len(set(retriever.queries)) == 1

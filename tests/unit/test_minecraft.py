@@ -28,8 +28,18 @@ from rat_agent.retrieval.minecraft import (
 )
 
 SMALL_IDS = (
-    "crafting_table", "stick", "oak_planks", "oak_log", "diamond_pickaxe", "diamond",
-    "diamond_ore", "iron_ingot", "raw_iron", "furnace", "cobblestone", "torch",
+    "crafting_table",
+    "stick",
+    "oak_planks",
+    "oak_log",
+    "diamond_pickaxe",
+    "diamond",
+    "diamond_ore",
+    "iron_ingot",
+    "raw_iron",
+    "furnace",
+    "cobblestone",
+    "torch",
 )
 
 
@@ -70,8 +80,10 @@ def test_diamond_pickaxe_needs_a_crafting_table() -> None:
 
 def test_iron_ingot_is_smelted_from_raw_iron_with_fuel() -> None:
     text = page("iron_ingot").text
-    assert ("Smelting: 1 Raw Iron (or Iron Ore or Deepslate Iron Ore) + 1 Oak Planks (or Planks "
-            "of any other kind) as fuel gives 1 Iron Ingot in a Furnace") in text
+    assert (
+        "Smelting: 1 Raw Iron (or Iron Ore or Deepslate Iron Ore) + 1 Oak Planks (or Planks "
+        "of any other kind) as fuel gives 1 Iron Ingot in a Furnace"
+    ) in text
     assert "Fuel: a Furnace burns Planks or Logs" in text and "Coal" in text
     # The hand-written furnace table also reaches the other side of the recipe.
     assert "Smelts into Iron Ingot in a Furnace" in page("raw_iron").text
@@ -90,13 +102,12 @@ def test_an_ore_page_says_what_mining_it_drops_before_silk_touch() -> None:
     # The ore's own page is what a step "mine iron ore" retrieves: it must say how that
     # gets Raw Iron, not only how Silk Touch keeps the block.
     line = next(x for x in page("iron_ore").text.splitlines() if "Mining:" in x)
-    assert line.startswith("- Mining: mine Iron Ore with a Stone Pickaxe (or better); it "
-                           "drops Raw Iron, not itself")
-    assert line.endswith("only a Silk Touch pickaxe (stone or better) makes Iron Ore drop "
-                         "itself.")
+    assert line.startswith(
+        "- Mining: mine Iron Ore with a Stone Pickaxe (or better); it drops Raw Iron, not itself"
+    )
+    assert line.endswith("only a Silk Touch pickaxe (stone or better) makes Iron Ore drop itself.")
     # another block that drops the item only with Silk Touch keeps the plain line
-    assert "Mining: only a Silk Touch tool makes Infested Stone drop itself." in \
-        page("stone").text
+    assert "Mining: only a Silk Touch tool makes Infested Stone drop itself." in page("stone").text
 
 
 def test_everyday_recipes_and_sources() -> None:
@@ -154,8 +165,11 @@ def full_index(full_index_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Minecra
         ("how do I obtain Crafting Table", "crafting_table", 1),
         ("how do I obtain Iron Ingot", "iron_ingot", 1),
         ("how do I obtain Light Blue Glazed Terracotta", "light_blue_glazed_terracotta", 1),
-        ("Craft a diamond pickaxe using 3 diamonds and 2 sticks at a crafting table",
-         "diamond_pickaxe", 1),
+        (
+            "Craft a diamond pickaxe using 3 diamonds and 2 sticks at a crafting table",
+            "diamond_pickaxe",
+            1,
+        ),
         ("Mine iron ore with a stone pickaxe", "iron_ore", 3),
         ("Smelt the raw iron in a furnace to get iron ingots", "iron_ingot", 3),
         ("STEP 1: Punch a tree to collect 3 oak logs", "oak_log", 3),
@@ -291,11 +305,16 @@ def test_a_folder_locked_by_another_process_falls_back_to_memory(
     assert folder is not None
     close_indexes()
     holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys\nfrom qdrant_client import QdrantClient\n"
-         "c = QdrantClient(path=sys.argv[1])\nprint('ready', flush=True)\nsys.stdin.read()",
-         str(folder)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            "import sys\nfrom qdrant_client import QdrantClient\n"
+            "c = QdrantClient(path=sys.argv[1])\nprint('ready', flush=True)\nsys.stdin.read()",
+            str(folder),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"

@@ -45,7 +45,8 @@ CHROME = """
 <div class="mw-references-wrap"><ol class="references"><li>REFMARK a cited source</li></ol></div>
 """
 
-DIAMOND_PICKAXE = """<div class="mw-content-ltr mw-parser-output" lang="en" dir="ltr">
+DIAMOND_PICKAXE = (
+    """<div class="mw-content-ltr mw-parser-output" lang="en" dir="ltr">
 <div class="hatnote navigation-not-searchable">HATNOTEMARK For other uses, see Pickaxe.</div>
 <div class="notaninfobox"><div class="infobox-imagearea animated-container">
 <img src="/images/Diamond_Pickaxe.png" alt="IMAGEMARK"></div>
@@ -78,15 +79,28 @@ the tool with experience orbs.</p>
 <h3 id="Durability">Durability</h3>
 <p>Durability is 1562 uses. Each mined block costs one point of durability, and attacking
 a mob with it costs two. Repair it at an anvil with diamonds.</p>
-""" + CHROME + "</div>"
+"""
+    + CHROME
+    + "</div>"
+)
 
-PICKAXE = """<div class="mw-content-ltr mw-parser-output" lang="en" dir="ltr">
+PICKAXE = (
+    """<div class="mw-content-ltr mw-parser-output" lang="en" dir="ltr">
 <p>A <b>pickaxe</b> is a tool used to mine stone, ores and metal blocks. Pickaxes come in
 wooden, stone, iron, golden, diamond and netherite tiers; a higher tier mines faster and
-can mine harder blocks.</p>""" + CHROME + "</div>"
+can mine harder blocks.</p>"""
+    + CHROME
+    + "</div>"
+)
 
-MISSING = {"error": {"code": "missingtitle", "info": "The page you specified doesn't exist.",
-                     "docref": "See /api.php for API usage."}, "servedby": "mw1"}
+MISSING = {
+    "error": {
+        "code": "missingtitle",
+        "info": "The page you specified doesn't exist.",
+        "docref": "See /api.php for API usage.",
+    },
+    "servedby": "mw1",
+}
 
 
 def search_answer(titles: list[str]) -> dict[str, Any]:
@@ -96,9 +110,15 @@ def search_answer(titles: list[str]) -> dict[str, Any]:
         "query": {
             "searchinfo": {"totalhits": len(titles)},
             "search": [
-                {"ns": 0, "title": title, "pageid": 100 + n, "size": 12345, "wordcount": 900,
-                 "snippet": f'<span class="searchmatch">{title}</span> is a tool',
-                 "timestamp": "2025-06-01T12:00:00Z"}
+                {
+                    "ns": 0,
+                    "title": title,
+                    "pageid": 100 + n,
+                    "size": 12345,
+                    "wordcount": 900,
+                    "snippet": f'<span class="searchmatch">{title}</span> is a tool',
+                    "timestamp": "2025-06-01T12:00:00Z",
+                }
                 for n, title in enumerate(titles)
             ],
         },
@@ -161,8 +181,12 @@ def wiki(httpserver: HTTPServer, monkeypatch: pytest.MonkeyPatch) -> FakeWiki:
     return fake
 
 
-def retrieve(source: MinecraftSource = "wiki", k: int = 3, doc_chars: int = 400,
-             query: str = "how do I craft a diamond pickaxe") -> list[Document]:
+def retrieve(
+    source: MinecraftSource = "wiki",
+    k: int = 3,
+    doc_chars: int = 400,
+    query: str = "how do I craft a diamond pickaxe",
+) -> list[Document]:
     retriever = wiki_retriever(Context(source=source, k=k, doc_chars=doc_chars))
     documents: list[Document] = retriever.invoke(query)
     return documents
@@ -171,8 +195,9 @@ def retrieve(source: MinecraftSource = "wiki", k: int = 3, doc_chars: int = 400,
 @pytest.fixture
 def no_ranking(monkeypatch: pytest.MonkeyPatch) -> None:
     """Passages in page order, for tests about fetching and caching (embedding costs ~1 s)."""
-    monkeypatch.setattr(passages, "closest",
-                        lambda query, texts, k: list(range(min(k, len(texts)))))
+    monkeypatch.setattr(
+        passages, "closest", lambda query, texts, k: list(range(min(k, len(texts))))
+    )
 
 
 # --- search, pages, passages -----------------------------------------------------------------
@@ -188,8 +213,17 @@ def test_passages_come_from_the_wiki_pages(wiki: FakeWiki, httpserver: HTTPServe
     assert {d.metadata["title"] for d in documents} <= {"Diamond Pickaxe", "Pickaxe"}
     assert all(isinstance(d.metadata["passage"], int) for d in documents)
     text = "\n".join(d.page_content for d in documents)
-    for chrome in ("NAVBOXMARK", "SCRIPTMARK", "REFMARK", "TOCMARK", "EDITMARK",
-                   "HATNOTEMARK", "IMAGEMARK", "SLOTMARK", "[1]"):
+    for chrome in (
+        "NAVBOXMARK",
+        "SCRIPTMARK",
+        "REFMARK",
+        "TOCMARK",
+        "EDITMARK",
+        "HATNOTEMARK",
+        "IMAGEMARK",
+        "SLOTMARK",
+        "[1]",
+    ):
         assert chrome not in text
     assert wiki.searches() == ["how do I craft a diamond pickaxe"]
     # The top min(k, 3) hits are fetched; the one that no longer exists is skipped.
@@ -232,8 +266,10 @@ def test_no_hits_gives_no_documents_after_a_relaxed_search(
 ) -> None:
     wiki.search = lambda query: []
     assert retrieve(query="Craft a diamond pickaxe with 3 diamonds") == []
-    assert wiki.searches() == ["Craft a diamond pickaxe with 3 diamonds",
-                               "craft OR diamond OR pickaxe OR 3 OR diamonds"]
+    assert wiki.searches() == [
+        "Craft a diamond pickaxe with 3 diamonds",
+        "craft OR diamond OR pickaxe OR 3 OR diamonds",
+    ]
     assert wiki.parses() == []
 
 
@@ -256,8 +292,7 @@ def test_the_async_path_gives_the_same_documents(wiki: FakeWiki) -> None:
     retriever = wiki_retriever(Context(source="wiki", k=3, doc_chars=400))
     documents = asyncio.run(retriever.ainvoke("how do I craft a diamond pickaxe"))
     assert documents == retriever.invoke("how do I craft a diamond pickaxe")
-    assert sorted(set(wiki.parses())) == ["Diamond Pickaxe", "Diamond Pickaxe (removed)",
-                                          "Pickaxe"]
+    assert sorted(set(wiki.parses())) == ["Diamond Pickaxe", "Diamond Pickaxe (removed)", "Pickaxe"]
 
 
 # --- chunk size ------------------------------------------------------------------------------
@@ -265,7 +300,7 @@ def test_the_async_path_gives_the_same_documents(wiki: FakeWiki) -> None:
 
 def test_chunks_never_exceed_the_token_cap(wiki: FakeWiki) -> None:
     sentence = "Mining obsidian with a diamond pickaxe takes 9.4 seconds without Efficiency. "
-    wiki.pages["Pickaxe"] = f"<div class=\"mw-parser-output\"><p>{sentence * 120}</p></div>"
+    wiki.pages["Pickaxe"] = f'<div class="mw-parser-output"><p>{sentence * 120}</p></div>'
     for doc_chars in (200, 1200):
         documents = retrieve(k=20, doc_chars=doc_chars)
         assert len(documents) > 5
@@ -279,10 +314,15 @@ def test_chunks_never_exceed_the_token_cap(wiki: FakeWiki) -> None:
 def test_long_pages_embed_a_bounded_number_of_passages(
     wiki: FakeWiki, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    filler = "".join(f"<h3>Version {n}</h3><p>Changed the texture of the block in snapshot "
-                     f"{n}w{n % 52:02d}a.</p>" for n in range(120))
-    wiki.pages["Pickaxe"] = (f"<div class=\"mw-parser-output\">{filler}<h3>Trivia</h3><p>A "
-                             "pickaxe enchanted with Silk Touch keeps ores whole.</p></div>")
+    filler = "".join(
+        f"<h3>Version {n}</h3><p>Changed the texture of the block in snapshot "
+        f"{n}w{n % 52:02d}a.</p>"
+        for n in range(120)
+    )
+    wiki.pages["Pickaxe"] = (
+        f'<div class="mw-parser-output">{filler}<h3>Trivia</h3><p>A '
+        "pickaxe enchanted with Silk Touch keeps ores whole.</p></div>"
+    )
     embedded: list[int] = []
     closest = passages.closest
 
@@ -387,8 +427,20 @@ def test_page_url_follows_mediawiki_escaping() -> None:
 @pytest.fixture
 def small_offline(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Stands in a 12-page index for the full corpus (which takes ~40 s to build cold)."""
-    ids = {"crafting_table", "stick", "oak_planks", "oak_log", "diamond_pickaxe", "diamond",
-           "diamond_ore", "iron_ingot", "raw_iron", "furnace", "cobblestone", "torch"}
+    ids = {
+        "crafting_table",
+        "stick",
+        "oak_planks",
+        "oak_log",
+        "diamond_pickaxe",
+        "diamond",
+        "diamond_ore",
+        "iron_ingot",
+        "raw_iron",
+        "furnace",
+        "cobblestone",
+        "torch",
+    }
     index = get_index([p for p in build_pages() if p.id in ids])
     monkeypatch.setattr(minecraft, "get_index", lambda: index)
     yield
@@ -428,8 +480,9 @@ def test_auto_answers_offline_while_the_wiki_is_down(
     wiki_down: list[str], small_offline: None
 ) -> None:
     documents = retrieve("auto", query="how do I obtain Diamond Pickaxe")
-    assert documents and all(d.metadata["source"].startswith("minecraft-corpus:")
-                             for d in documents)
+    assert documents and all(
+        d.metadata["source"].startswith("minecraft-corpus:") for d in documents
+    )
     assert documents[0].metadata["title"] == "Diamond Pickaxe"
     assert len(wiki_down) == 1
     retriever = wiki_retriever(Context(source="auto", k=2))
@@ -479,8 +532,15 @@ def test_a_loopback_wiki_is_refused_without_the_opt_in(
     assert httpserver.log == []
 
 
-@pytest.mark.parametrize("endpoint", ["ftp://minecraft.wiki/api.php", "minecraft.wiki",
-                                      "https://:80/api.php", "http://x:99999/api.php"])
+@pytest.mark.parametrize(
+    "endpoint",
+    [
+        "ftp://minecraft.wiki/api.php",
+        "minecraft.wiki",
+        "https://:80/api.php",
+        "http://x:99999/api.php",
+    ],
+)
 def test_a_bad_endpoint_fails_at_build(endpoint: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MINECRAFT_WIKI_API", endpoint)
     with pytest.raises(ConfigError, match="MINECRAFT_WIKI_API"):

@@ -38,10 +38,13 @@ SHAPES = {
     "bullets": lambda steps: "\n".join(f"- {s}" for s in steps),
     "stars": lambda steps: "\n".join(f"* {s}" for s in steps),
     "paragraphs": lambda steps: "\n\n".join(steps),
-    "think_then_steps": lambda steps: "<think>let me see\n1. x\n2. y</think>\n"
-    + "\n".join(f"STEP {n}: {s}" for n, s in enumerate(steps, 1)),
-    "fenced": lambda steps: "```\n" + "\n".join(f"{n}. {s}" for n, s in enumerate(steps, 1))
-    + "\n```",
+    "think_then_steps": lambda steps: (
+        "<think>let me see\n1. x\n2. y</think>\n"
+        + "\n".join(f"STEP {n}: {s}" for n, s in enumerate(steps, 1))
+    ),
+    "fenced": lambda steps: (
+        "```\n" + "\n".join(f"{n}. {s}" for n, s in enumerate(steps, 1)) + "\n```"
+    ),
 }
 
 
@@ -160,26 +163,41 @@ def test_fences_around_prose_go_but_code_fences_stay() -> None:
     assert clean_reply(code) == code
 
 
-@pytest.mark.parametrize(("reply", "verdict", "text"), [
-    ("CONFIDENT: 1\nTHOUGHT: Sticks come from two planks.", "confident",
-     "Sticks come from two planks."),
-    ("**Confidence:** yes\n**Thought:** Sticks come from two planks.", "confident",
-     "Sticks come from two planks."),
-    ("1\nSticks come from two planks.", "confident", "Sticks come from two planks."),
-    ("CONFIDENT: 1 THOUGHT: Sticks come from two planks.", "confident",
-     "Sticks come from two planks."),
-    ("<think>is it real?</think>CONFIDENT: 1\nTHOUGHT: Sticks come from two planks.",
-     "confident", "Sticks come from two planks."),
-    ("CONFIDENT: 0", "not confident", ""),
-    ("0", "not confident", ""),
-    ("Confident: no\nThought: it cannot be answered", "not confident", ""),
-    ("CONFIDENT: 1 (sure)", "unreadable", ""),  # confident, but no thought
-    ("CONFIDENT: 1\nTHOUGHT: CONFIDENT: 1", "unreadable", ""),
-    ("Sticks come from two planks.", "unreadable", ""),
-    ("THOUGHT: Sticks come from two planks.\nCONFIDENT: 1", "unreadable", ""),
-    ("CONFIDENT: 10\nTHOUGHT: x y z", "unreadable", ""),
-    ("", "unreadable", ""),
-])
+@pytest.mark.parametrize(
+    ("reply", "verdict", "text"),
+    [
+        (
+            "CONFIDENT: 1\nTHOUGHT: Sticks come from two planks.",
+            "confident",
+            "Sticks come from two planks.",
+        ),
+        (
+            "**Confidence:** yes\n**Thought:** Sticks come from two planks.",
+            "confident",
+            "Sticks come from two planks.",
+        ),
+        ("1\nSticks come from two planks.", "confident", "Sticks come from two planks."),
+        (
+            "CONFIDENT: 1 THOUGHT: Sticks come from two planks.",
+            "confident",
+            "Sticks come from two planks.",
+        ),
+        (
+            "<think>is it real?</think>CONFIDENT: 1\nTHOUGHT: Sticks come from two planks.",
+            "confident",
+            "Sticks come from two planks.",
+        ),
+        ("CONFIDENT: 0", "not confident", ""),
+        ("0", "not confident", ""),
+        ("Confident: no\nThought: it cannot be answered", "not confident", ""),
+        ("CONFIDENT: 1 (sure)", "unreadable", ""),  # confident, but no thought
+        ("CONFIDENT: 1\nTHOUGHT: CONFIDENT: 1", "unreadable", ""),
+        ("Sticks come from two planks.", "unreadable", ""),
+        ("THOUGHT: Sticks come from two planks.\nCONFIDENT: 1", "unreadable", ""),
+        ("CONFIDENT: 10\nTHOUGHT: x y z", "unreadable", ""),
+        ("", "unreadable", ""),
+    ],
+)
 def test_thought_replies_fail_closed(reply: str, verdict: str, text: str) -> None:
     assert parse_thought(reply) == (verdict, text)
 
@@ -188,18 +206,24 @@ def test_thought_replies_fail_closed(reply: str, verdict: str, text: str) -> Non
 
 
 def test_grounded_json_reply_gives_fact_step_and_needs() -> None:
-    reply = ('{"fact": "2a. Bread: bake 1 loaf of dough in an oven.", '
-             '"step": "STEP 3: Bake 1 loaf of dough in an oven.", '
-             '"needs": ["1 loaf of dough", "an oven", "none"]}')
+    reply = (
+        '{"fact": "2a. Bread: bake 1 loaf of dough in an oven.", '
+        '"step": "STEP 3: Bake 1 loaf of dough in an oven.", '
+        '"needs": ["1 loaf of dough", "an oven", "none"]}'
+    )
     found = parse_revision(reply, 3)
-    assert found == Revision("Bake 1 loaf of dough in an oven.",
-                             "Bread: bake 1 loaf of dough in an oven.",
-                             ["1 loaf of dough", "an oven"])
+    assert found == Revision(
+        "Bake 1 loaf of dough in an oven.",
+        "Bread: bake 1 loaf of dough in an oven.",
+        ["1 loaf of dough", "an oven"],
+    )
 
 
 def test_grounded_labelled_lines_with_emphasis_and_run_on_values() -> None:
-    reply = ("**FACT:** 1b. Knead for 10 minutes.\n**STEP:** Knead the dough\nfor 10 minutes.\n"
-             "**NEEDS:** 1 dough; a bowl")
+    reply = (
+        "**FACT:** 1b. Knead for 10 minutes.\n**STEP:** Knead the dough\nfor 10 minutes.\n"
+        "**NEEDS:** 1 dough; a bowl"
+    )
     found = parse_revision(reply, 1)
     assert found.fact == "Knead for 10 minutes."
     assert found.step == "Knead the dough\nfor 10 minutes."
@@ -207,10 +231,14 @@ def test_grounded_labelled_lines_with_emphasis_and_run_on_values() -> None:
 
 
 def test_a_dropped_step_keeps_its_reason() -> None:
-    assert parse_revision("FACT: none\nSTEP: DROP: the oven is already hot\nNEEDS: none",
-                          2).drop == "the oven is already hot"
-    assert parse_revision('{"fact": "x", "step": "DROP", "needs": []}', 2).drop == \
-        "the task does not need it"
+    assert (
+        parse_revision("FACT: none\nSTEP: DROP: the oven is already hot\nNEEDS: none", 2).drop
+        == "the oven is already hot"
+    )
+    assert (
+        parse_revision('{"fact": "x", "step": "DROP", "needs": []}', 2).drop
+        == "the task does not need it"
+    )
 
 
 def test_a_reply_that_ignores_the_format_still_keeps_its_correction() -> None:
@@ -221,8 +249,11 @@ def test_a_reply_that_ignores_the_format_still_keeps_its_correction() -> None:
 
 
 def test_needs_ignore_nothing_words_duplicates_and_sentences() -> None:
-    found = parse_revision('{"fact": "x", "step": "y z w", "needs": ["None", "an oven", '
-                           '"An oven", "' + "x" * 120 + '"]}', 1)
+    found = parse_revision(
+        '{"fact": "x", "step": "y z w", "needs": ["None", "an oven", '
+        '"An oven", "' + "x" * 120 + '"]}',
+        1,
+    )
     assert found.needs == ["an oven"]
 
 
@@ -230,5 +261,6 @@ def test_a_json_revision_cut_at_max_tokens_keeps_only_finished_fields() -> None:
     cut = parse_revision('{"fact": "1a. Chest: 8 Planks", "step": "Craft 1 ch', 1)
     assert (cut.step, cut.fact) == ("", "Chest: 8 Planks")  # no half step: the draft stays
     done = parse_revision(
-        '{"fact": "1a. Chest: 8 Planks", "step": "Craft 1 \\"big\\" chest", "needs": ["8 pl', 1)
+        '{"fact": "1a. Chest: 8 Planks", "step": "Craft 1 \\"big\\" chest", "needs": ["8 pl', 1
+    )
     assert (done.step, done.needs) == ('Craft 1 "big" chest', [])

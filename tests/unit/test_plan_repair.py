@@ -13,8 +13,10 @@ from rat_agent import build_graph
 QUESTION = "How do I make a chest?"
 # What each step needs, as the documents would say: planks need logs, the table planks.
 RECIPES = {
-    "Craft a chest.": ("Craft 1 chest from 8 planks at a crafting table.",
-                       ["8 planks", "a crafting table"]),
+    "Craft a chest.": (
+        "Craft 1 chest from 8 planks at a crafting table.",
+        ["8 planks", "a crafting table"],
+    ),
     "Get 8 planks.": ("Craft 8 planks from 2 logs.", ["2 logs"]),
     "Get 2 logs.": ("Chop 2 logs.", []),
     "Get a crafting table.": ("Craft 1 crafting table from 4 planks.", ["4 planks"]),
@@ -40,8 +42,10 @@ def grounded_model(draft: str, *, drop: str = "", own: bool = False) -> Scripted
                 made = draft_text.removeprefix("Get ").rstrip(".")
                 extra = [made] if own and draft_text.startswith("Get ") else []
                 used = ", ".join([*needs, *extra])
-                return (f"FACT: 1a. {revised} It takes {used or 'nothing'}.\nSTEP: {revised}\n"
-                        f"NEEDS: {used or 'none'}")
+                return (
+                    f"FACT: 1a. {revised} It takes {used or 'nothing'}.\nSTEP: {revised}\n"
+                    f"NEEDS: {used or 'none'}"
+                )
         return f"FACT: 1a. Page 1 says\nSTEP: {step}\nNEEDS: none"
 
     return ScriptedModel(respond=respond, calls=[])
@@ -51,8 +55,9 @@ def run(model: ScriptedModel, **context: Any) -> tuple[dict[str, Any], list[dict
     graph = build_graph(llm=model, retriever=ListRetriever(documents=wiki_docs(2)))
     events: list[dict[str, Any]] = []
     result: dict[str, Any] = {}
-    for mode, chunk in graph.stream({"question": QUESTION}, context=context,
-                                    stream_mode=["custom", "values"]):
+    for mode, chunk in graph.stream(
+        {"question": QUESTION}, context=context, stream_mode=["custom", "values"]
+    ):
         if mode == "custom":
             events.append(chunk)
         else:
@@ -64,22 +69,30 @@ def test_prerequisites_are_inserted_checked_and_the_step_checked_again() -> None
     result, events = run(grounded_model("STEP 1: Craft a chest."))
     revised = [s["revised"] for s in result["steps"]]
     assert revised == [
-        "Chop 2 logs.", "Craft 8 planks from 2 logs.",  # for the chest's 8 planks
+        "Chop 2 logs.",
+        "Craft 8 planks from 2 logs.",  # for the chest's 8 planks
         "Craft 1 crafting table from 4 planks.",  # the table uses 4 of those 8 ...
-        "Chop 2 logs.", "Craft 8 planks from 2 logs.",  # ... so the chest asks again
+        "Chop 2 logs.",
+        "Craft 8 planks from 2 logs.",  # ... so the chest asks again
         "Craft 1 chest from 8 planks at a crafting table.",
     ]
     statuses = [s["status"] for s in result["steps"]]
     assert statuses == ["inserted"] * 5 + ["revised"]
-    assert result["steps"][1]["note"] == \
-        "needed by: Craft 1 chest from 8 planks at a crafting table."
+    assert (
+        result["steps"][1]["note"] == "needed by: Craft 1 chest from 8 planks at a crafting table."
+    )
     assert result["steps"][0]["makes"] == "2 logs"
-    assert result["answer"].splitlines()[-1] == \
-        "STEP 6: Craft 1 chest from 8 planks at a crafting table."
+    assert (
+        result["answer"].splitlines()[-1]
+        == "STEP 6: Craft 1 chest from 8 planks at a crafting table."
+    )
     inserts = [e for e in events if e["event"] == "insert"]
     assert [e["drafts"] for e in inserts] == [
-        ["Get 8 planks.", "Get a crafting table."], ["Get 2 logs."], ["Get 8 planks."],
-        ["Get 2 logs."]]
+        ["Get 8 planks.", "Get a crafting table."],
+        ["Get 2 logs."],
+        ["Get 8 planks."],
+        ["Get 2 logs."],
+    ]
     assert [e["status"] for e in events if e["event"] == "step"] == statuses
 
 
@@ -88,8 +101,11 @@ def test_an_inserted_step_is_checked_causally() -> None:
     it looks itself up (no query call), and the waiting step is checked again after it."""
     model = grounded_model("STEP 1: Craft a chest.")
     run(model, query_mode="llm")
-    checked = [(kind, current_step(m), prompt_text(m)) for kind, m in model.calls
-               if kind in ("query", "revise")]
+    checked = [
+        (kind, current_step(m), prompt_text(m))
+        for kind, m in model.calls
+        if kind in ("query", "revise")
+    ]
     for _, step, text in checked:
         assert QUESTION in text
         if step.startswith("Get "):
@@ -98,8 +114,7 @@ def test_an_inserted_step_is_checked_causally() -> None:
     # checked again, twice, looking up what it was for rather than its corrected text
     assert queried == ["Craft a chest."] * 3
     revised = [step for kind, step, _ in checked if kind == "revise" and "chest" in step]
-    assert revised == ["Craft a chest."] + \
-        ["Craft 1 chest from 8 planks at a crafting table."] * 2
+    assert revised == ["Craft a chest."] + ["Craft 1 chest from 8 planks at a crafting table."] * 2
 
 
 def test_repair_is_bounded_by_repair_steps() -> None:
@@ -107,8 +122,9 @@ def test_repair_is_bounded_by_repair_steps() -> None:
     assert [s["status"] for s in result["steps"]] == ["inserted", "revised"]
     assert sum(1 for e in events if e["event"] == "insert") == 1
     off, _ = run(grounded_model("STEP 1: Craft a chest."), repair_steps=0)
-    assert [s["revised"] for s in off["steps"]] == \
-        ["Craft 1 chest from 8 planks at a crafting table."]
+    assert [s["revised"] for s in off["steps"]] == [
+        "Craft 1 chest from 8 planks at a crafting table."
+    ]
 
 
 def test_a_step_never_becomes_its_own_prerequisite() -> None:
@@ -135,8 +151,10 @@ def test_only_needs_the_quoted_passage_names_become_steps() -> None:
         if kind == "query":
             return "chest"
         if current_step(messages) == "Craft a chest.":
-            return ("FACT: 1a. 8 planks give 1 chest.\nSTEP: Craft 1 chest from 8 planks.\n"
-                    "NEEDS: 8 planks, a magic compass")
+            return (
+                "FACT: 1a. 8 planks give 1 chest.\nSTEP: Craft 1 chest from 8 planks.\n"
+                "NEEDS: 8 planks, a magic compass"
+            )
         return "FACT: 1a. x\nSTEP: Chop 2 logs.\nNEEDS: none"
 
     result, _ = run(ScriptedModel(respond=respond, calls=[]))
@@ -145,10 +163,13 @@ def test_only_needs_the_quoted_passage_names_become_steps() -> None:
 
 def test_a_plan_ends_at_the_step_that_names_the_goal(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RAT_STOP_AT_GOAL", "1")  # conftest turns it off for other tests
+
     def respond(kind: str, messages: list[BaseMessage]) -> str:
         if kind == "draft":
-            return ("STEP 1: Chop wood.\nSTEP 2: Put the wood in a chest.\n"
-                    "STEP 3: Craft a chest.\nSTEP 4: Open the chest.")
+            return (
+                "STEP 1: Chop wood.\nSTEP 2: Put the wood in a chest.\n"
+                "STEP 3: Craft a chest.\nSTEP 4: Open the chest."
+            )
         if kind == "goal":
             return "Wooden chest"  # not named in a row by any step: nothing is dropped
         return f"STEP: {current_step(messages)}\nNEEDS: none"
@@ -182,8 +203,13 @@ def test_json_replies_are_asked_for_with_the_quotable_lines() -> None:
     seen: list[dict[str, Any]] = []
 
     class JsonModel(ScriptedModel):
-        def _generate(self, messages: list[BaseMessage], stop: Any = None,
-                      run_manager: Any = None, **kwargs: Any) -> Any:
+        def _generate(
+            self,
+            messages: list[BaseMessage],
+            stop: Any = None,
+            run_manager: Any = None,
+            **kwargs: Any,
+        ) -> Any:
             if "response_format" in kwargs:
                 seen.append(kwargs["response_format"])
             return super()._generate(messages, stop, run_manager, **kwargs)
@@ -191,8 +217,9 @@ def test_json_replies_are_asked_for_with_the_quotable_lines() -> None:
     def respond(kind: str, messages: list[BaseMessage]) -> str:
         if kind == "draft":
             return "STEP 1: Get 2 logs."
-        return '{"fact": "1a. Page 1 says: the fact number 1.", "step": "Chop 2 logs.", ' \
-               '"needs": []}'
+        return (
+            '{"fact": "1a. Page 1 says: the fact number 1.", "step": "Chop 2 logs.", "needs": []}'
+        )
 
     result, _ = run(JsonModel(respond=respond, calls=[]), reply_format="json")
     assert result["steps"][0]["revised"] == "Chop 2 logs."
@@ -213,8 +240,9 @@ def test_time_travel_to_a_step_after_a_repair() -> None:
     from rat_agent.agent.timetravel import fork
 
     model = grounded_model("STEP 1: Craft a chest.")
-    graph = build_graph(checkpointer=InMemorySaver(), llm=model,
-                        retriever=ListRetriever(documents=wiki_docs(2)))
+    graph = build_graph(
+        checkpointer=InMemorySaver(), llm=model, retriever=ListRetriever(documents=wiki_docs(2))
+    )
     config: Any = {"configurable": {"thread_id": "t"}}
     first = graph.invoke({"question": QUESTION}, config)
     calls = len(model.calls)
@@ -249,7 +277,12 @@ def test_a_pending_sibling_is_no_loop() -> None:
 
     result, _ = run(ScriptedModel(respond=respond, calls=[]), query_mode="text")
     assert [s["draft"] for s in result["steps"]] == [
-        "Get 2 sticks.", "Get a pickaxe.", "Get 1 coal.", "Get 1 stick.", "Make a torch."]
+        "Get 2 sticks.",
+        "Get a pickaxe.",
+        "Get 1 coal.",
+        "Get 1 stick.",
+        "Make a torch.",
+    ]
 
 
 def test_an_openai_compatible_model_gets_the_schema_in_its_request_body() -> None:
@@ -259,11 +292,22 @@ def test_an_openai_compatible_model_gets_the_schema_in_its_request_body() -> Non
 
     from rat_agent.agent.nodes import _schema_options
 
-    model = ChatOpenAI(model="m", api_key="not-used", base_url="http://127.0.0.1:9/v1",
-                       extra_body={"repeat_penalty": 1.1})
+    model = ChatOpenAI(
+        model="m",
+        api_key="not-used",
+        base_url="http://127.0.0.1:9/v1",
+        extra_body={"repeat_penalty": 1.1},
+    )
     options = _schema_options(model, {"type": "object"})
-    assert options == {"extra_body": {"repeat_penalty": 1.1, "response_format": {
-        "type": "json_schema", "json_schema": {"name": "reply", "schema": {"type": "object"}}}}}
+    assert options == {
+        "extra_body": {
+            "repeat_penalty": 1.1,
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": "reply", "schema": {"type": "object"}},
+            },
+        }
+    }
     assert model.extra_body == {"repeat_penalty": 1.1}  # the shared model is left as it was
     assert _schema_options(model, None) == {}
 
@@ -278,17 +322,21 @@ def test_a_goal_draft_is_one_step_and_repair_writes_the_plan_before_it() -> None
         if kind == "goal":
             return "A chest."
         if kind == "revise" and current_step(messages) == "Get A chest.":
-            return (f"FACT: 1a. {chest[0]} It takes {', '.join(chest[1])}.\nSTEP: {chest[0]}\n"
-                    f"NEEDS: {', '.join(chest[1])}")
+            return (
+                f"FACT: 1a. {chest[0]} It takes {', '.join(chest[1])}.\nSTEP: {chest[0]}\n"
+                f"NEEDS: {', '.join(chest[1])}"
+            )
         return base.respond(kind, messages)
 
     model = ScriptedModel(respond=respond, calls=[])
     result, _ = run(model, draft="goal")
     assert result["goal"] == "A chest"
     assert [s["revised"] for s in result["steps"]] == [
-        "Chop 2 logs.", "Craft 8 planks from 2 logs.",
+        "Chop 2 logs.",
+        "Craft 8 planks from 2 logs.",
         "Craft 1 crafting table from 4 planks.",
-        "Chop 2 logs.", "Craft 8 planks from 2 logs.",
+        "Chop 2 logs.",
+        "Craft 8 planks from 2 logs.",
         "Craft 1 chest from 8 planks at a crafting table.",
     ]
     assert result["steps"][-1]["draft"] == "Get A chest."
@@ -321,35 +369,45 @@ def test_a_prerequisite_an_earlier_step_has_made_since_is_dropped_unchecked() ->
     model = ScriptedModel(respond=respond, calls=[])
     result, _ = run(model, query_mode="text")
     assert [(s["draft"], s["status"]) for s in result["steps"]] == [
-        ("Get a forge.", "inserted"), ("Get a hammer.", "inserted"),
-        ("Get a forge.", "dropped"), ("Build a shed.", "revised")]
+        ("Get a forge.", "inserted"),
+        ("Get a hammer.", "inserted"),
+        ("Get a forge.", "dropped"),
+        ("Build a shed.", "revised"),
+    ]
     assert result["steps"][2]["note"] == "a forge: already made by an earlier step"
-    assert result["answer"] == ("STEP 1: Build 1 forge.\nSTEP 2: Forge 1 hammer in a forge.\n"
-                                "STEP 3: Build 1 shed with a hammer and a forge.")
+    assert result["answer"] == (
+        "STEP 1: Build 1 forge.\nSTEP 2: Forge 1 hammer in a forge.\n"
+        "STEP 3: Build 1 shed with a hammer and a forge."
+    )
     revised = [current_step(m) for kind, m in model.calls if kind == "revise"]
     assert revised.count("Get a forge.") == 1  # the dropped one cost no call
 
 
-def test_a_revision_that_makes_its_product_from_itself_takes_the_inputs_its_quote_counts(
-) -> None:
+def test_a_revision_that_makes_its_product_from_itself_takes_the_inputs_its_quote_counts() -> None:
     base = grounded_model("STEP 1: Get a crafting table.")
     fact = "1a. 1 Log (or Wood, Stripped Log) gives 4 Planks."
 
     def respond(kind: str, messages: list[BaseMessage]) -> str:
         # the product copied where the quote's input belongs, at the first check and again
         # once the log is there
-        if kind == "revise" and current_step(messages) in ("Get 4 planks.",
-                                                            "Craft 4 planks from 1 log."):
+        if kind == "revise" and current_step(messages) in (
+            "Get 4 planks.",
+            "Craft 4 planks from 1 log.",
+        ):
             return f"FACT: {fact}\nSTEP: Craft 4 planks from 4 planks.\nNEEDS: 4 planks"
         return base.respond(kind, messages)
 
     model = ScriptedModel(respond=respond, calls=[])
     result, _ = run(model, draft="cot", repair_steps=6)
     assert [s["revised"] for s in result["steps"]] == [
-        "Chop 1 log.", "Craft 4 planks from 1 log.", "Craft 1 crafting table from 4 planks."]
+        "Chop 1 log.",
+        "Craft 4 planks from 1 log.",
+        "Craft 1 crafting table from 4 planks.",
+    ]
     assert result["steps"][0]["makes"] == "1 log"  # the input read from the quote was made
     assert result["steps"][1]["note"].endswith(
-        "made its product from itself (it was: 'Craft 4 planks from 4 planks.')")
+        "made its product from itself (it was: 'Craft 4 planks from 4 planks.')"
+    )
     # one revision per check (table, planks, log, planks, table): the inputs are read by rule
     assert [kind for kind, _ in model.calls].count("revise") == 5
 
@@ -360,9 +418,11 @@ def test_what_the_step_uses_is_inserted_though_unlisted_and_its_tool_once() -> N
     def respond(kind: str, messages: list[BaseMessage]) -> str:
         # the needs leave out the planks the step uses, and count the table it works at
         if kind == "revise" and current_step(messages) == "Craft a chest.":
-            return ("FACT: 1a. Chest: 8 Planks, at a Crafting Table.\n"
-                    "STEP: Craft 1 chest from 8 planks at a crafting table.\n"
-                    "NEEDS: 1 crafting table")
+            return (
+                "FACT: 1a. Chest: 8 Planks, at a Crafting Table.\n"
+                "STEP: Craft 1 chest from 8 planks at a crafting table.\n"
+                "NEEDS: 1 crafting table"
+            )
         return base.respond(kind, messages)
 
     result, events = run(ScriptedModel(respond=respond, calls=[]), draft="cot", repair_steps=8)
@@ -370,6 +430,10 @@ def test_what_the_step_uses_is_inserted_though_unlisted_and_its_tool_once() -> N
     assert inserted[0] == ["Get 8 planks.", "Get a crafting table."]
     # the table takes 4 of the 8 planks made for the chest, so the chest asks for 8 more
     assert [s["revised"] for s in result["steps"]] == [
-        "Chop 2 logs.", "Craft 8 planks from 2 logs.", "Craft 1 crafting table from 4 planks.",
-        "Chop 2 logs.", "Craft 8 planks from 2 logs.",
-        "Craft 1 chest from 8 planks at a crafting table."]
+        "Chop 2 logs.",
+        "Craft 8 planks from 2 logs.",
+        "Craft 1 crafting table from 4 planks.",
+        "Chop 2 logs.",
+        "Craft 8 planks from 2 logs.",
+        "Craft 1 chest from 8 planks at a crafting table.",
+    ]

@@ -6,10 +6,17 @@ from rat_agent.agent.repair import item, ledger, missing
 from rat_agent.agent.state import Step
 
 
-def step(revised: str, needs: list[str] | None = None, makes: str = "",
-         status: str = "revised") -> Step:
-    s: Step = {"draft": revised, "query": "", "sources": [], "revised": revised,
-               "status": status, "note": ""}  # type: ignore[typeddict-item]
+def step(
+    revised: str, needs: list[str] | None = None, makes: str = "", status: str = "revised"
+) -> Step:
+    s: Step = {
+        "draft": revised,
+        "query": "",
+        "sources": [],
+        "revised": revised,
+        "status": status,
+        "note": "",
+    }  # type: ignore[typeddict-item]
     if needs is not None:
         s["needs"] = needs
     if makes:
@@ -32,8 +39,10 @@ def test_a_tool_made_once_serves_every_later_step() -> None:
 
 
 def test_amounts_are_used_up_by_the_steps_that_need_them() -> None:
-    steps = [step("Buy 8 eggs.", makes="8 eggs"),
-             step("Bake a cake from 6 eggs.", needs=["6 eggs", "an oven"])]
+    steps = [
+        step("Buy 8 eggs.", makes="8 eggs"),
+        step("Bake a cake from 6 eggs.", needs=["6 eggs", "an oven"]),
+    ]
     assert ledger(steps)[0][1] == 2
     assert missing(["2 eggs"], steps) == []
     assert missing(["3 eggs"], steps) == ["3 eggs"]
@@ -68,15 +77,19 @@ def test_what_a_step_names_as_its_tool_is_kept_whatever_its_count() -> None:
     assert missing(["1 oven"], steps, step="Bake 1 pie from 3 apples in an oven.") == []
     # named among what the step uses, the same count is used up
     steps = [*made, step("Bake 1 cake from 1 oven and 6 eggs.", needs=["1 oven", "6 eggs"])]
-    assert missing(["1 oven"], steps, step="Bake 1 pie from 1 oven and 3 apples.") == \
-        ["1 oven"]
+    assert missing(["1 oven"], steps, step="Bake 1 pie from 1 oven and 3 apples.") == ["1 oven"]
 
 
 def test_a_step_that_makes_more_than_was_asked_stocks_the_rest() -> None:
     steps = [step("Craft 4 sticks from 2 planks.", makes="2 sticks")]
     assert ledger(steps)[0][1] == 4
-    assert missing(["2 sticks"], [*steps, step("Craft 1 torch from 2 sticks and 1 coal.",
-                                             needs=["2 sticks", "1 coal"])]) == []
+    assert (
+        missing(
+            ["2 sticks"],
+            [*steps, step("Craft 1 torch from 2 sticks and 1 coal.", needs=["2 sticks", "1 coal"])],
+        )
+        == []
+    )
     # a step that makes something else (or says no count) stocks what was asked for
     assert ledger([step("Chop 3 logs.", makes="2 sticks")])[0][1] == 2
 
@@ -84,15 +97,22 @@ def test_a_step_that_makes_more_than_was_asked_stocks_the_rest() -> None:
 def test_a_recipe_for_fewer_than_needed_runs_as_many_times_as_it_takes() -> None:
     from rat_agent.agent.repair import scale
 
-    assert scale("Bake 1 loaf from 2 cups of flour in an oven.", ["2 cups of flour", "1 oven"],
-                 "3 loaves") == ("Bake 3 loaf from 6 cups of flour in an oven.",
-                                 ["6 cups of flour", "1 oven"])  # the oven is its tool
-    assert scale("Bake 4 rolls from 1 cup of flour.", ["1 cup of flour"], "6 rolls") == \
-        ("Bake 8 rolls from 2 cup of flour.", ["2 cup of flour"])
+    assert scale(
+        "Bake 1 loaf from 2 cups of flour in an oven.", ["2 cups of flour", "1 oven"], "3 loaves"
+    ) == (
+        "Bake 3 loaf from 6 cups of flour in an oven.",
+        ["6 cups of flour", "1 oven"],
+    )  # the oven is its tool
+    assert scale("Bake 4 rolls from 1 cup of flour.", ["1 cup of flour"], "6 rolls") == (
+        "Bake 8 rolls from 2 cup of flour.",
+        ["2 cup of flour"],
+    )
     # enough already, something else, or no recipe: left as written
-    for step, makes in (("Bake 4 rolls from 1 cup of flour.", "2 rolls"),
-                        ("Bake 1 loaf from 2 cups of flour.", "3 cakes"),
-                        ("Buy 1 loaf.", "3 loaves")):
+    for step, makes in (
+        ("Bake 4 rolls from 1 cup of flour.", "2 rolls"),
+        ("Bake 1 loaf from 2 cups of flour.", "3 cakes"),
+        ("Buy 1 loaf.", "3 loaves"),
+    ):
         assert scale(step, ["x"], makes) == (step, ["x"])
 
 
@@ -101,23 +121,29 @@ def test_a_need_is_grounded_by_its_words_or_by_its_noun_named_plainly() -> None:
 
     recipe = "Crafting Table: crafted from 4 Planks (any kind)."
     # the model's "oak planks" are the page's planks of any kind
-    assert grounded(["4 oak planks", "a crafting table"], recipe) == \
-        ["4 oak planks", "a crafting table"]
+    assert grounded(["4 oak planks", "a crafting table"], recipe) == [
+        "4 oak planks",
+        "a crafting table",
+    ]
     # a noun the passage names with a kind of its own grounds only that kind
     assert grounded(["an iron pickaxe"], "Diamond Ore: mined with a stone pickaxe.") == []
-    assert grounded(["an iron pickaxe"], "mined with an iron pickaxe or better") == \
-        ["an iron pickaxe"]
+    assert grounded(["an iron pickaxe"], "mined with an iron pickaxe or better") == [
+        "an iron pickaxe"
+    ]
     assert grounded(["1 coal"], "Furnace: any fuel, such as Coal") == ["1 coal"]
     assert grounded(["8 eggs"], "Cake: 3 Milk + 2 Sugar") == []
     assert grounded(["8 eggs"], "") == ["8 eggs"]  # no quote: nothing to check against
     # named only to say it is not needed
-    planks = ("Crafting: 1 Oak Log gives 4 Oak Planks (shapeless). Fits the 2x2 inventory "
-              "grid: no Crafting Table needed.")
+    planks = (
+        "Crafting: 1 Oak Log gives 4 Oak Planks (shapeless). Fits the 2x2 inventory "
+        "grid: no Crafting Table needed."
+    )
     assert grounded(["1 oak log", "a crafting table"], planks) == ["1 oak log"]
     assert grounded(["an oven"], "Bake without an oven, or in one: not a mixer.") == []
     # the page's alternatives name things too
-    assert grounded(["1 raw iron ore"], "Smelting: 1 Raw Iron (or Iron Ore) gives 1 Ingot") \
-        == ["1 raw iron ore"]
+    assert grounded(["1 raw iron ore"], "Smelting: 1 Raw Iron (or Iron Ore) gives 1 Ingot") == [
+        "1 raw iron ore"
+    ]
 
 
 def test_a_step_never_needs_what_it_says_it_makes() -> None:
@@ -139,23 +165,28 @@ def test_a_self_made_recipe_takes_the_inputs_its_fact_names() -> None:
     from rat_agent.agent.repair import counted, with_inputs
 
     broken = "Craft 3 oak planks from 5 oak planks with a crafting table."
-    assert with_inputs(broken, ["5 oak planks", "a crafting table"], [" 1 oak log"]) == \
-        ("Craft 3 oak planks from 1 oak log with a crafting table.",
-         ["1 oak log", "a crafting table"])
+    assert with_inputs(broken, ["5 oak planks", "a crafting table"], [" 1 oak log"]) == (
+        "Craft 3 oak planks from 1 oak log with a crafting table.",
+        ["1 oak log", "a crafting table"],
+    )
     # inputs that are the product again, or none: left as it was
     assert with_inputs(broken, ["5 oak planks"], ["2 oak planks"]) == (broken, ["5 oak planks"])
     assert with_inputs(broken, ["5 oak planks"], []) == (broken, ["5 oak planks"])
     line = "2a. Dough: 2 Flour + 1 Water (any kind), in a Mixer, gives 1 Dough."
     assert counted(line) == ["2 flour", "1 water", "1 dough"]
-    assert with_inputs("Mix 2 dough from 2 dough.", ["2 dough"], counted(line)) == \
-        ("Mix 2 dough from 2 flour and 1 water.", ["2 flour", "1 water"])
+    assert with_inputs("Mix 2 dough from 2 dough.", ["2 dough"], counted(line)) == (
+        "Mix 2 dough from 2 flour and 1 water.",
+        ["2 flour", "1 water"],
+    )
 
 
 def test_a_self_made_recipe_inserted_for_something_else_makes_that() -> None:
     from rat_agent.agent.repair import with_product
 
-    assert with_product("Craft 6 sand from 24 sand.", ["24 sand"], "6 sandstone") == \
-        ("Craft 6 sandstone from 24 sand.", ["24 sand"])
+    assert with_product("Craft 6 sand from 24 sand.", ["24 sand"], "6 sandstone") == (
+        "Craft 6 sandstone from 24 sand.",
+        ["24 sand"],
+    )
     broken = "Craft 3 oak planks from 5 oak planks."
     assert with_product(broken, ["5 oak planks"], "3 oak planks") == (broken, ["5 oak planks"])
     assert with_product(broken, ["5 oak planks"], "") == (broken, ["5 oak planks"])
@@ -176,47 +207,70 @@ def test_a_recipe_makes_what_its_quoted_inputs_make() -> None:
 
     fact = "Crafting: 1 Bone gives 3 Bone Meal (1x1 shape)."
     # the model kept the quote's input but wrote the count it was asked for
-    assert agree("Craft 9 bone meal from 1 bone.", ["1 bone"], fact) == \
-        ("Craft 9 bone meal from 3 bone.", ["3 bone"])
-    assert agree("Craft 2 bone meal from 1 bone in a crafting table.", ["1 bone"], fact) == \
-        ("Craft 3 bone meal from 1 bone in a crafting table.", ["1 bone"])
+    assert agree("Craft 9 bone meal from 1 bone.", ["1 bone"], fact) == (
+        "Craft 9 bone meal from 3 bone.",
+        ["3 bone"],
+    )
+    assert agree("Craft 2 bone meal from 1 bone in a crafting table.", ["1 bone"], fact) == (
+        "Craft 3 bone meal from 1 bone in a crafting table.",
+        ["1 bone"],
+    )
     # already in agreement, a multiple of the recipe, or not the quote's recipe: as written
     planks = "Crafting: 2 Oak Planks gives 4 Sticks."
-    for step in ("Craft 4 sticks from 2 oak planks.", "Craft 8 sticks from 4 oak planks.",
-                 "Craft 4 sticks from 3 oak planks.", "Craft 4 sticks from 2 birch logs.",
-                 "Smelt 3 iron ingots from 3 raw iron."):
+    for step in (
+        "Craft 4 sticks from 2 oak planks.",
+        "Craft 8 sticks from 4 oak planks.",
+        "Craft 4 sticks from 3 oak planks.",
+        "Craft 4 sticks from 2 birch logs.",
+        "Smelt 3 iron ingots from 3 raw iron.",
+    ):
         assert agree(step, ["x"], planks) == (step, ["x"])
-    assert agree("Craft 9 bone meal from 1 bone.", ["1 bone"], "Bone Meal: from bones.") == \
-        ("Craft 9 bone meal from 1 bone.", ["1 bone"])
+    assert agree("Craft 9 bone meal from 1 bone.", ["1 bone"], "Bone Meal: from bones.") == (
+        "Craft 9 bone meal from 1 bone.",
+        ["1 bone"],
+    )
 
 
 def test_a_recipe_takes_the_inputs_of_the_quote_that_makes_its_product() -> None:
     from rat_agent.agent.repair import follow
 
     pickaxe = "Crafting: 3 Diamond + 2 Stick gives 1 Diamond Pickaxe. Needs a Crafting Table."
-    assert follow("Craft 1 diamond pickaxe from 3 iron ingots and 2 sticks in a crafting table.",
-                  ["3 iron ingots", "2 sticks", "a crafting table"], pickaxe) == (
+    assert follow(
+        "Craft 1 diamond pickaxe from 3 iron ingots and 2 sticks in a crafting table.",
+        ["3 iron ingots", "2 sticks", "a crafting table"],
+        pickaxe,
+    ) == (
         "Craft 1 diamond pickaxe from 3 diamond and 2 stick in a crafting table.",
-        ["3 diamond", "2 stick", "a crafting table"])
+        ["3 diamond", "2 stick", "a crafting table"],
+    )
     # run as often as the count the step wrote takes
-    assert follow("Craft 2 diamond pickaxes from two diamonds and one iron ingot.", [],
-                  pickaxe)[0] == "Craft 2 diamond pickaxes from 6 diamond and 4 stick."
+    assert (
+        follow("Craft 2 diamond pickaxes from two diamonds and one iron ingot.", [], pickaxe)[0]
+        == "Craft 2 diamond pickaxes from 6 diamond and 4 stick."
+    )
     # what the quote uses in a role stays in that role, named once
-    ingot = ("Smelting: 1 Raw Iron (or Iron Ore) + 1 Oak Planks (or Planks of any other kind) "
-             "as fuel gives 1 Iron Ingot in a Furnace.")
+    ingot = (
+        "Smelting: 1 Raw Iron (or Iron Ore) + 1 Oak Planks (or Planks of any other kind) "
+        "as fuel gives 1 Iron Ingot in a Furnace."
+    )
     assert follow("Smelt 3 iron ingots from 3 iron nuggets in a furnace.", [], ingot) == (
         "Smelt 3 iron ingots from 3 raw iron using 3 oak planks as fuel in a furnace.",
-        ["3 raw iron"])
-    assert follow("Smelt 3 iron ingots from 3 nuggets using planks as fuel in a furnace.", [],
-                  ingot)[0] == \
-        "Smelt 3 iron ingots from 3 raw iron using planks as fuel in a furnace."
+        ["3 raw iron"],
+    )
+    assert (
+        follow("Smelt 3 iron ingots from 3 nuggets using planks as fuel in a furnace.", [], ingot)[
+            0
+        ]
+        == "Smelt 3 iron ingots from 3 raw iron using planks as fuel in a furnace."
+    )
     # inputs the quote counts, in the step's words, or a quote with no recipe: as written
     for step, fact in (
-            ("Craft 1 diamond pickaxe from 3 diamonds and 2 sticks.", pickaxe),
-            ("Smelt 3 iron ingots from raw iron ore using planks as fuel in a furnace.", ingot),
-            ("Craft 1 chest from 8 oak planks.", "Crafting: 8 Planks gives 1 Chest."),
-            ("Mine 1 cobblestone from stone.", "Mining: mine Stone; it drops 1 Cobblestone."),
-            ("Craft 1 diamond pickaxe from 3 iron ingots.", "Crafting: 2 Stick gives 1 Torch.")):
+        ("Craft 1 diamond pickaxe from 3 diamonds and 2 sticks.", pickaxe),
+        ("Smelt 3 iron ingots from raw iron ore using planks as fuel in a furnace.", ingot),
+        ("Craft 1 chest from 8 oak planks.", "Crafting: 8 Planks gives 1 Chest."),
+        ("Mine 1 cobblestone from stone.", "Mining: mine Stone; it drops 1 Cobblestone."),
+        ("Craft 1 diamond pickaxe from 3 iron ingots.", "Crafting: 2 Stick gives 1 Torch."),
+    ):
         assert follow(step, ["x"], fact) == (step, ["x"])
 
 
@@ -226,31 +280,40 @@ def test_what_a_step_uses_is_needed_whether_listed_or_not() -> None:
     quote = "Some quote."
     table = "Craft 1 crafting table from 4 oak planks in a crafting table."
     assert with_uses(table, [], quote) == ["4 oak planks"]
-    assert with_uses(table, ["4 planks", "a crafting table"], quote) == \
-        ["4 oak planks", "a crafting table"]  # listed in other words: as the step says it
+    assert with_uses(table, ["4 planks", "a crafting table"], quote) == [
+        "4 oak planks",
+        "a crafting table",
+    ]  # listed in other words: as the step says it
     # with no quote, nothing grounds what the step's words add
     assert with_uses(table, ["a crafting table"], "") == ["a crafting table"]
     # an uncounted input is used as many times as the product is made, not kept as a tool
-    assert with_uses("Smelt 3 iron ingots from raw iron in a furnace.",
-                     ["raw iron", "a furnace"], quote) == ["3 raw iron", "a furnace"]
-    assert with_uses("Bake 2 cakes from 3 eggs, 2 cups of milk and the flour.", ["an oven"],
-                     quote) == ["3 eggs", "2 cups of milk", "2 flour", "an oven"]
+    assert with_uses(
+        "Smelt 3 iron ingots from raw iron in a furnace.", ["raw iron", "a furnace"], quote
+    ) == ["3 raw iron", "a furnace"]
+    assert with_uses(
+        "Bake 2 cakes from 3 eggs, 2 cups of milk and the flour.", ["an oven"], quote
+    ) == ["3 eggs", "2 cups of milk", "2 flour", "an oven"]
     # a source named with the product's name is no input; no recipe, nothing to read
-    assert with_uses("Mine 3 diamonds from diamond ore.", ["an iron pickaxe"], quote) == \
-        ["an iron pickaxe"]
+    assert with_uses("Mine 3 diamonds from diamond ore.", ["an iron pickaxe"], quote) == [
+        "an iron pickaxe"
+    ]
     assert with_uses("Chop some logs from a tree.", ["an axe"], quote) == ["an axe"]
 
 
 def test_what_a_step_burns_is_used_up_when_its_quote_counts_it() -> None:
     from rat_agent.agent.repair import scale, with_uses
 
-    fact = ("Smelting: 1 Raw Iron (or Iron Ore) + 1 Oak Planks (or Planks of any other kind) "
-            "as fuel gives 1 Iron Ingot in a Furnace.")
+    fact = (
+        "Smelting: 1 Raw Iron (or Iron Ore) + 1 Oak Planks (or Planks of any other kind) "
+        "as fuel gives 1 Iron Ingot in a Furnace."
+    )
     smelt = "Smelt 1 iron ingot from 1 raw iron using 1 oak planks as fuel in a furnace."
     # named after "using", yet the quote counts it: the step's own need even if not listed
     assert with_uses(smelt, ["a furnace"], fact) == ["1 raw iron", "1 oak planks", "a furnace"]
-    made = [step("Craft 1 oak planks from 1 oak log.", makes="1 oak planks"),
-            step("Craft a furnace.", makes="a furnace")]
+    made = [
+        step("Craft 1 oak planks from 1 oak log.", makes="1 oak planks"),
+        step("Craft a furnace.", makes="a furnace"),
+    ]
     burned = step(smelt, ["1 raw iron", "1 oak planks", "a furnace"], makes="1 iron ingot")
     burned["fact"] = fact
     assert [left for _, left in ledger([*made, burned])] == [0, 1, 1]
@@ -262,14 +325,17 @@ def test_what_a_step_burns_is_used_up_when_its_quote_counts_it() -> None:
     # run three times, the step burns three times the fuel its quote counts
     assert scale(smelt, ["1 raw iron", "1 oak planks"], "3 iron ingot", fact) == (
         "Smelt 3 iron ingot from 3 raw iron using 3 oak planks as fuel in a furnace.",
-        ["3 raw iron", "3 oak planks"])
+        ["3 raw iron", "3 oak planks"],
+    )
 
 
 def test_what_a_step_names_as_its_tool_or_place_is_needed_once() -> None:
     from rat_agent.agent.repair import grounded, with_uses
 
-    fact = ("Smelting: 1 Raw Iron (or Iron Ore) + 1 Oak Planks (or Planks of any other kind) "
-            "as fuel gives 1 Iron Ingot in a Furnace (or a Blast Furnace, faster).")
+    fact = (
+        "Smelting: 1 Raw Iron (or Iron Ore) + 1 Oak Planks (or Planks of any other kind) "
+        "as fuel gives 1 Iron Ingot in a Furnace (or a Blast Furnace, faster)."
+    )
     smelt = "Smelt 3 iron ingots from raw iron ore using oak planks as fuel in a furnace."
     # the fuel the quote counts is used up, as often as the step makes its product
     assert with_uses(smelt, [], fact) == ["3 raw iron ore", "3 oak planks", "a furnace"]
@@ -277,8 +343,9 @@ def test_what_a_step_names_as_its_tool_or_place_is_needed_once() -> None:
     cobble = "Mining: mine Stone with a Wooden Pickaxe (or better); it drops 1 Cobblestone."
     assert with_uses(mine, [], cobble)[-1] == "a wooden pickaxe"
     # no thing to have: hands, the ground
-    assert with_uses("Craft 4 oak planks from 1 oak log with your hands.", [], "by hand") == \
-        ["1 oak log"]
+    assert with_uses("Craft 4 oak planks from 1 oak log with your hands.", [], "by hand") == [
+        "1 oak log"
+    ]
     # named by the step, but a quote that says it is not needed does not ground it
     planks = "Crafting: 1 Oak Log gives 4 Oak Planks. No Crafting Table needed."
     needs = with_uses("Craft 4 oak planks from 1 oak log in a crafting table.", [], planks)
@@ -288,8 +355,10 @@ def test_what_a_step_names_as_its_tool_or_place_is_needed_once() -> None:
 
 def test_a_need_is_asked_for_without_the_asides_of_the_page_it_came_from() -> None:
     smelt = "Smelt 3 bricks from 3 clay balls in a furnace."
-    assert missing(["a Furnace (or a Smoker, faster)", "3 clay balls (any)"], [], step=smelt) \
-        == ["a Furnace", "3 clay balls"]
+    assert missing(["a Furnace (or a Smoker, faster)", "3 clay balls (any)"], [], step=smelt) == [
+        "a Furnace",
+        "3 clay balls",
+    ]
 
 
 def test_steps_dropped_unchecked_take_none_of_the_repair_budget() -> None:

@@ -20,7 +20,8 @@ def fresh_cache(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_an_instance_is_loaded_by_import_path() -> None:
     assert retrieval.get_retriever(Context(retriever="fakes:SHARED_RETRIEVER")) is (
-        SHARED_RETRIEVER)
+        SHARED_RETRIEVER
+    )
 
 
 def test_a_function_is_called_with_k() -> None:
@@ -30,18 +31,22 @@ def test_a_function_is_called_with_k() -> None:
 
 def test_an_imported_retriever_runs_in_the_graph() -> None:
     result = build_graph(llm=plan_model("STEP 1: one\nSTEP 2: two")).invoke(
-        {"question": "q"}, context={"retriever": "fakes:make_retriever", "k": 2})
+        {"question": "q"}, context={"retriever": "fakes:make_retriever", "k": 2}
+    )
     assert [s["sources"][0]["source"] for s in result["steps"]] == ["corpus:page1"] * 2
 
 
-@pytest.mark.parametrize(("path", "message"), [
-    ("no_such_module_xyz:thing", "cannot import 'no_such_module_xyz'"),
-    ("fakes:missing", "has no attribute 'missing'"),
-    ("fakes:NOT_A_RETRIEVER", "is a int, not a BaseRetriever"),
-    ("fakes:make_nothing", "returned a str, not a BaseRetriever"),
-    (":x", "package.module:attribute"),
-    ("nosuchname", "unknown retriever 'nosuchname'"),
-])
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("no_such_module_xyz:thing", "cannot import 'no_such_module_xyz'"),
+        ("fakes:missing", "has no attribute 'missing'"),
+        ("fakes:NOT_A_RETRIEVER", "is a int, not a BaseRetriever"),
+        ("fakes:make_nothing", "returned a str, not a BaseRetriever"),
+        (":x", "package.module:attribute"),
+        ("nosuchname", "unknown retriever 'nosuchname'"),
+    ],
+)
 def test_bad_retrievers_are_one_clear_error(path: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         retrieval.get_retriever(Context(retriever=path))

@@ -19,13 +19,16 @@ CONTEXT = {"review_draft": True}
 
 def paused_graph() -> tuple[object, ScriptedModel, dict[str, object]]:
     model = plan_model(DRAFT)
-    graph = build_graph(checkpointer=InMemorySaver(), llm=model,
-                        retriever=ListRetriever(documents=wiki_docs(1)))
+    graph = build_graph(
+        checkpointer=InMemorySaver(), llm=model, retriever=ListRetriever(documents=wiki_docs(1))
+    )
     config = {"configurable": {"thread_id": "t"}}
     result = graph.invoke({"question": "table?"}, config, context=CONTEXT)
     (pending,) = result["__interrupt__"]
-    assert pending.value == {"question": "table?",
-                             "drafts": ["get logs", "make planks", "craft a table"]}
+    assert pending.value == {
+        "question": "table?",
+        "drafts": ["get logs", "make planks", "craft a table"],
+    }
     assert [kind for kind, _ in model.calls] == ["draft"]  # nothing checked yet
     return graph, model, config
 
@@ -52,8 +55,11 @@ def test_edited_steps_replace_the_draft() -> None:
 def test_a_text_of_steps_is_accepted_and_bounded_by_max_steps() -> None:
     graph, _, config = paused_graph()
     text = "STEP 1: a\nSTEP 2: b\nSTEP 3: c\nSTEP 4: d"
-    result = graph.invoke(Command(resume=text), config,  # type: ignore[attr-defined]
-                          context={**CONTEXT, "max_steps": 3})
+    result = graph.invoke(
+        Command(resume=text),
+        config,  # type: ignore[attr-defined]
+        context={**CONTEXT, "max_steps": 3},
+    )
     assert [s["draft"] for s in result["steps"]][:2] == ["a", "b"]
     assert len(result["steps"]) == 3  # the tail is merged, never dropped
     assert "d" in result["steps"][2]["draft"]
@@ -61,8 +67,11 @@ def test_a_text_of_steps_is_accepted_and_bounded_by_max_steps() -> None:
 
 def test_accept_as_a_dict_for_json_clients() -> None:
     graph, _, config = paused_graph()
-    result = graph.invoke(Command(resume={"accept": True}), config,  # type: ignore[attr-defined]
-                          context=CONTEXT)
+    result = graph.invoke(
+        Command(resume={"accept": True}),
+        config,  # type: ignore[attr-defined]
+        context=CONTEXT,
+    )
     assert len(result["steps"]) == 3
 
 
@@ -83,8 +92,9 @@ def fake_world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ScriptedModel
     monkeypatch.setenv("RAT_DATA_DIR", str(tmp_path / "data"))
     model = plan_model(DRAFT)
     monkeypatch.setattr(chat, "get_chat_model", lambda name, **kw: model)
-    monkeypatch.setitem(retrieval.FACTORIES, "fake",
-                        lambda ctx: ListRetriever(documents=wiki_docs(1)))
+    monkeypatch.setitem(
+        retrieval.FACTORIES, "fake", lambda ctx: ListRetriever(documents=wiki_docs(1))
+    )
     retrieval.clear_cache()
     return model
 
@@ -92,8 +102,9 @@ def fake_world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ScriptedModel
 def test_the_cli_pauses_then_resumes_with_edited_steps(
     fake_world: ScriptedModel, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert cli.main(["ask", "table?", "--retriever", "fake", "--review-draft",
-                     "--thread", "r1"]) == 0
+    assert (
+        cli.main(["ask", "table?", "--retriever", "fake", "--review-draft", "--thread", "r1"]) == 0
+    )
     captured = capsys.readouterr()
     assert "paused for review" in captured.err and "--thread r1 --steps FILE" in captured.err
     steps = tmp_path / "steps.txt"
@@ -102,8 +113,7 @@ def test_the_cli_pauses_then_resumes_with_edited_steps(
     import json
 
     result = json.loads(capsys.readouterr().out)
-    assert [s["revised"] for s in result["steps"]] == ["FIXED get four logs",
-                                                       "FIXED craft a table"]
+    assert [s["revised"] for s in result["steps"]] == ["FIXED get four logs", "FIXED craft a table"]
 
 
 def test_the_cli_json_reports_the_pause_and_a_bare_resume_accepts(
@@ -111,8 +121,12 @@ def test_the_cli_json_reports_the_pause_and_a_bare_resume_accepts(
 ) -> None:
     import json
 
-    assert cli.main(["ask", "table?", "--retriever", "fake", "--review-draft",
-                     "--thread", "r2", "--json"]) == 0
+    assert (
+        cli.main(
+            ["ask", "table?", "--retriever", "fake", "--review-draft", "--thread", "r2", "--json"]
+        )
+        == 0
+    )
     paused = json.loads(capsys.readouterr().out)
     assert paused["status"] == "paused_for_review" and len(paused["drafts"]) == 3
     assert cli.main(["ask", "--thread", "r2", "--quiet"]) == 0
@@ -122,8 +136,9 @@ def test_the_cli_json_reports_the_pause_and_a_bare_resume_accepts(
 def test_the_cli_reports_a_bad_steps_file_and_stays_paused(
     fake_world: ScriptedModel, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert cli.main(["ask", "table?", "--retriever", "fake", "--review-draft",
-                     "--thread", "r3"]) == 0
+    assert (
+        cli.main(["ask", "table?", "--retriever", "fake", "--review-draft", "--thread", "r3"]) == 0
+    )
     empty = tmp_path / "empty.txt"
     empty.write_text("\n")
     assert cli.main(["ask", "--thread", "r3", "--steps", str(empty)]) == 2

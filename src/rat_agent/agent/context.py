@@ -75,8 +75,10 @@ class Context:
     )
     collection: str = field(
         default=DEFAULT_COLLECTION,
-        metadata={"description": "Qdrant collection searched by retriever 'qdrant' "
-                                 "(filled by `rat ingest`)."},
+        metadata={
+            "description": "Qdrant collection searched by retriever 'qdrant' "
+            "(filled by `rat ingest`)."
+        },
     )
     source: MinecraftSource = field(
         default="offline",
@@ -159,8 +161,10 @@ class Context:
     )
     evidence_tokens: int = field(
         default=300,
-        metadata={"description": "Token budget of the passages shown for one step or one "
-                                 "retrieval (evidence 'passages'; 50-8000)."},
+        metadata={
+            "description": "Token budget of the passages shown for one step or one "
+            "retrieval (evidence 'passages'; 50-8000)."
+        },
     )
     revision: Revision = field(
         default="auto",
@@ -240,30 +244,40 @@ class Context:
     )
     memory_collection: str = field(
         default="thoughts",
-        metadata={"description": "Qdrant collection of the thought memory: one per user or "
-                                 "project (`rat memory list` shows it)."},
+        metadata={
+            "description": "Qdrant collection of the thought memory: one per user or "
+            "project (`rat memory list` shows it)."
+        },
     )
     memory_k: int = field(
         default=2,
-        metadata={"description": "Most thoughts retrieved for each step, besides the k "
-                                 "documents (0-20; 0 stores thoughts without reading them)."},
+        metadata={
+            "description": "Most thoughts retrieved for each step, besides the k "
+            "documents (0-20; 0 stores thoughts without reading them)."
+        },
     )
     memory_min_score: float = field(
         default=0.5,
-        metadata={"description": "Least cosine similarity between a step's query and a "
-                                 "thought for the thought to be retrieved (0-1)."},
+        metadata={
+            "description": "Least cosine similarity between a step's query and a "
+            "thought for the thought to be retrieved (0-1)."
+        },
     )
     memory_novelty: float = field(
         default=0.85,
-        metadata={"description": "A new thought is stored only if its cosine similarity to "
-                                 "every stored thought and to the nearest documents is below "
-                                 "this (0-1; the paper uses 0.85)."},
+        metadata={
+            "description": "A new thought is stored only if its cosine similarity to "
+            "every stored thought and to the nearest documents is below "
+            "this (0-1; the paper uses 0.85)."
+        },
     )
     memory_from: MemoryFrom = field(
         default="both",
-        metadata={"description": "What becomes thoughts: 'steps' (each checked step), "
-                                 "'answer' (the question and final answer) or 'both'; one "
-                                 "model call per thought."},
+        metadata={
+            "description": "What becomes thoughts: 'steps' (each checked step), "
+            "'answer' (the question and final answer) or 'both'; one "
+            "model call per thought."
+        },
     )
 
     def __post_init__(self) -> None:
@@ -284,11 +298,18 @@ class Context:
                 raise ConfigError(f"{name} must be a number, got {value!r}")
             if not low <= value <= high:
                 raise ConfigError(f"{name} must be between {low:g} and {high:g}, got {value!r}")
-        for name, kind in (("query_mode", QueryMode), ("revise_scope", ReviseScope),
-                           ("output", Output), ("source", MinecraftSource),
-                           ("method", Method), ("memory_from", MemoryFrom),
-                           ("evidence", Evidence), ("revision", Revision),
-                           ("reply_format", ReplyFormat), ("draft", Draft)):
+        for name, kind in (
+            ("query_mode", QueryMode),
+            ("revise_scope", ReviseScope),
+            ("output", Output),
+            ("source", MinecraftSource),
+            ("method", Method),
+            ("memory_from", MemoryFrom),
+            ("evidence", Evidence),
+            ("revision", Revision),
+            ("reply_format", ReplyFormat),
+            ("draft", Draft),
+        ):
             choices = get_args(kind)
             if getattr(self, name) not in choices:
                 raise ConfigError(

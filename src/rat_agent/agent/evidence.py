@@ -115,8 +115,11 @@ def select(documents: Sequence[Document], targets: Sequence[str], budget: int) -
     keyed: list[str] = []  # what is embedded: the passage in its context
     for n, doc in enumerate(documents):
         title = doc["title"]
-        pieces = [("", " ".join(doc["content"].split()))] if doc.get("kind") == "thought" \
+        pieces = (
+            [("", " ".join(doc["content"].split()))]
+            if doc.get("kind") == "thought"
             else passages(doc["content"])
+        )
         for position, (heading, text) in enumerate(pieces):
             if text.lower() != title.lower():
                 candidates.append((n, position, text))
@@ -139,7 +142,12 @@ def select(documents: Sequence[Document], targets: Sequence[str], budget: int) -
             continue  # a shorter passage further down may still fit
         chosen.setdefault(n, []).append((text, sum(len(v) for v in chosen.values())))
         used += cost
-    kept = [{**documents[n], "content": "\n".join(text for text, _ in chosen[n]),
-             "passages": ",".join(str(rank) for _, rank in chosen[n])}
-            for n in sorted(chosen)]
+    kept = [
+        {
+            **documents[n],
+            "content": "\n".join(text for text, _ in chosen[n]),
+            "passages": ",".join(str(rank) for _, rank in chosen[n]),
+        }
+        for n in sorted(chosen)
+    ]
     return Evidence(kept, float(np.max(similarity)))

@@ -136,16 +136,24 @@ def build_graph(
     builder.add_node("draft_cot", nodes.draft_cot, retry_policy=MODEL_RETRY)
     builder.add_node("review_draft", nodes.review_draft)
     builder.add_node("to_query", nodes.to_query, retry_policy=MODEL_RETRY)
-    builder.add_node("retrieve", nodes.retrieve, retry_policy=retrieval_retry,
-                     error_handler=nodes.retrieval_failed)
+    builder.add_node(
+        "retrieve",
+        nodes.retrieve,
+        retry_policy=retrieval_retry,
+        error_handler=nodes.retrieval_failed,
+    )
     builder.add_node("revise_step", nodes.revise_step, retry_policy=MODEL_RETRY)
     builder.add_node("append_next", nodes.append_next)
     builder.add_node("write_answer", nodes.write_answer, retry_policy=MODEL_RETRY)
     builder.add_node("remember", nodes.remember)
     # the baselines (method != "rat"), sharing the model, retriever and budgets
     builder.add_node("direct", partial(direct, nodes), retry_policy=MODEL_RETRY)
-    builder.add_node("retrieve_once", partial(retrieve_once, nodes), retry_policy=retrieval_retry,
-                     error_handler=retrieve_once_failed)
+    builder.add_node(
+        "retrieve_once",
+        partial(retrieve_once, nodes),
+        retry_policy=retrieval_retry,
+        error_handler=retrieve_once_failed,
+    )
     builder.add_node("answer_once", partial(answer_once, nodes), retry_policy=MODEL_RETRY)
 
     builder.add_conditional_edges(START, route_start)

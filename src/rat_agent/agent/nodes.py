@@ -107,8 +107,9 @@ class RatNodes:
 
         return get_chat_model(ctx.model, temperature=ctx.temperature, max_tokens=ctx.max_tokens)
 
-    def ask(self, ctx: Context, messages: list[BaseMessage],
-            schema: dict[str, Any] | None = None) -> str:
+    def ask(
+        self, ctx: Context, messages: list[BaseMessage], schema: dict[str, Any] | None = None
+    ) -> str:
         """One model call; with `schema`, the server is asked to enforce that JSON."""
         try:
             model = self._model(ctx)
@@ -118,15 +119,15 @@ class RatNodes:
         except Exception as exc:  # any provider's error becomes one typed error
             status = _status(exc)
             if status is not None and 400 <= status < 500 and status not in (408, 429):
-                raise RequestRejected(f"the model provider rejected the request (HTTP {status}):"
-                                      f" {_first_line(exc)}") from exc
-            raise ModelError(f"model call failed: {type(exc).__name__}: {_first_line(exc)}") \
-                from exc
+                raise RequestRejected(
+                    f"the model provider rejected the request (HTTP {status}): {_first_line(exc)}"
+                ) from exc
+            raise ModelError(
+                f"model call failed: {type(exc).__name__}: {_first_line(exc)}"
+            ) from exc
         content = reply.content
         if isinstance(content, list):  # providers that return content blocks
-            content = "".join(
-                b if isinstance(b, str) else str(b.get("text", "")) for b in content
-            )
+            content = "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content)
         return str(content)
 
     def constrained(self, ctx: Context) -> bool:
@@ -149,23 +150,25 @@ class RatNodes:
         if self._plans(ctx) and ctx.draft == "goal":
             goal = self._goal(ctx, question)
             if not goal:
-                raise UnusableReply("the model named no goal for the task; try again or use "
-                                 "another model")
+                raise UnusableReply(
+                    "the model named no goal for the task; try again or use another model"
+                )
             drafts = [prompts.REPAIR_DRAFT.format(need=goal)]
             meta: list[DraftMeta] = []
         else:
             reply = self.ask(ctx, prompts.draft_messages(question, ctx.max_steps))
             steps = parsing.drop_repeats(parsing.split_steps(reply))
-            drafts = parsing.merge_tail([s for s in steps if parsing.says_something(s)],
-                                        ctx.max_steps)
+            drafts = parsing.merge_tail(
+                [s for s in steps if parsing.says_something(s)], ctx.max_steps
+            )
             if not drafts:
                 raise UnusableReply(
-                    "the model returned an empty draft; try again or use another model")
+                    "the model returned an empty draft; try again or use another model"
+                )
             goal, meta = self._stop_at_goal(ctx, question, drafts)
         # method "cot" stops here: the draft is the answer
         answer = parsing.format_steps(drafts) if ctx.method == "cot" else ""
-        return start_run(question, ctx, drafts=drafts, goal=goal, meta=meta, index=0,
-                         answer=answer)
+        return start_run(question, ctx, drafts=drafts, goal=goal, meta=meta, index=0, answer=answer)
 
     @staticmethod
     def _plans(ctx: Context) -> bool:
@@ -175,8 +178,9 @@ class RatNodes:
     def _goal(self, ctx: Context, question: str) -> str:
         return parsing.clean_query(self.ask(ctx, prompts.goal_messages(question))).rstrip(".")
 
-    def _stop_at_goal(self, ctx: Context, question: str,
-                      drafts: list[str]) -> tuple[str, list[DraftMeta]]:
+    def _stop_at_goal(
+        self, ctx: Context, question: str, drafts: list[str]
+    ) -> tuple[str, list[DraftMeta]]:
         """A plan ends where the task is done: draft steps after the first one that names
         what the task asks for are dropped unchecked (small models go on past the goal)."""
         if not (ctx.stop_at_goal and self._plans(ctx)):
@@ -222,8 +226,7 @@ class RatNodes:
             return {"query": parsing.head(draft)}
         # Non-causal RAT (a baseline) writes every query from the unrevised draft.
         past = state["drafts"][:i] if ctx.method == "rat_noncausal" else _revised(state["steps"])
-        reply = self.ask(ctx, prompts.query_messages(state["question"], past, draft,
-                                                     len(past) + 1))
+        reply = self.ask(ctx, prompts.query_messages(state["question"], past, draft, len(past) + 1))
         query = parsing.clean_query(reply)
         return {"query": query or draft}  # a useless reply falls back to the step's text
 
@@ -237,8 +240,7 @@ class RatNodes:
         meta = repair.meta_at(state.get("meta", []), state["index"])
         draft = meta["original"] or state["drafts"][state["index"]]  # as in to_query
         found = focus(ctx, [*docs, *thoughts_found], [state["query"], parsing.head(draft)])
-        return {"documents": found.documents, "support": found.support,
-                "retrieval_error": problem}
+        return {"documents": found.documents, "support": found.support, "retrieval_error": problem}
 
     def search(self, ctx: Context, query: str) -> list[dict[str, str]]:
         """The knowledge source's top-k documents for a query, any failure typed."""
@@ -296,25 +298,40 @@ class RatNodes:
             step.update({"revised": "", "status": "dropped", "note": skip})
         elif not documents:
             step["note"] = step["note"] or "no documents retrieved"
-        elif grounded and ctx.min_support and support is not None and \
-                support < ctx.min_support and not (
-                meta["makes"] or meta["repairs"]):  # a prerequisite is needed by definition
-            step.update({"revised": "", "status": "dropped",
-                         "note": f"no passage supports it (best match {support:.2f} < "
-                                 f"min_support {ctx.min_support:g})"})
+        elif (
+            grounded
+            and ctx.min_support
+            and support is not None
+            and support < ctx.min_support
+            and not (meta["makes"] or meta["repairs"])
+        ):  # a prerequisite is needed by definition
+            step.update(
+                {
+                    "revised": "",
+                    "status": "dropped",
+                    "note": f"no passage supports it (best match {support:.2f} < "
+                    f"min_support {ctx.min_support:g})",
+                }
+            )
         elif grounded:
             as_json = self.constrained(ctx)
             messages = prompts.grounded_messages(
-                state["question"], revised_past, draft, len(revised_past) + 1, documents,
-                doc_chars=doc_chars(ctx), as_json=as_json)
+                state["question"],
+                revised_past,
+                draft,
+                len(revised_past) + 1,
+                documents,
+                doc_chars=doc_chars(ctx),
+                as_json=as_json,
+            )
             quotable = prompts.facts(documents, doc_chars(ctx), best=ctx.fact_choices)
             schema = prompts.revision_schema(quotable) if as_json else None
-            found, why = self._revision(ctx, messages, schema, len(revised_past) + 1,
-                                        meta["makes"])
+            found, why = self._revision(ctx, messages, schema, len(revised_past) + 1, meta["makes"])
             step["note"] = step["note"] or why
             if found.drop is not None:
-                step.update({"revised": "", "status": "dropped", "note": found.drop,
-                             "fact": found.fact})
+                step.update(
+                    {"revised": "", "status": "dropped", "note": found.drop, "fact": found.fact}
+                )
             elif parsing.says_something(found.step):
                 text, needs = repair.follow(found.step, found.needs, found.fact)
                 text, needs = repair.agree(text, needs, found.fact)
@@ -325,8 +342,13 @@ class RatNodes:
                 changed = parsing.normalize(text) != parsing.normalize(step["draft"])
                 step["status"] = "revised" if changed else "unchanged"
                 waiting = [meta["makes"], *meta["chain"]]
-                absent = [] if meta["repairs"] >= repair.MAX_REPAIRS else repair.missing(
-                    repair.grounded(needs, found.fact), steps, waiting, text, found.fact)
+                absent = (
+                    []
+                    if meta["repairs"] >= repair.MAX_REPAIRS
+                    else repair.missing(
+                        repair.grounded(needs, found.fact), steps, waiting, text, found.fact
+                    )
+                )
                 room = ctx.repair_steps - repair.inserted_count(state.get("meta", []), steps)
                 if absent and room > 0:
                     return self._insert(state, runtime, step, absent[:room])
@@ -335,11 +357,17 @@ class RatNodes:
         else:
             if official:
                 messages = prompts.official_revise_messages(
-                    state["question"], revised_past, draft, documents, doc_chars=doc_chars(ctx))
+                    state["question"], revised_past, draft, documents, doc_chars=doc_chars(ctx)
+                )
             else:
                 messages = prompts.revise_messages(
-                    state["question"], revised_past, draft, len(revised_past) + 1, documents,
-                    doc_chars=doc_chars(ctx), scope=ctx.revise_scope,
+                    state["question"],
+                    revised_past,
+                    draft,
+                    len(revised_past) + 1,
+                    documents,
+                    doc_chars=doc_chars(ctx),
+                    scope=ctx.revise_scope,
                 )
             reply = parsing.clean_reply(self.ask(ctx, messages))
             if ctx.revise_scope == "prefix" or official:
@@ -359,19 +387,26 @@ class RatNodes:
             step["status"] = "inserted"
             step["note"] = "; ".join(n for n in (meta["reason"], step["note"]) if n)
         new_steps = [*steps, step]
-        runtime.stream_writer({
-            "event": "step",
-            "step": len(new_steps),
-            "of": len(state["drafts"]),
-            "query": step["query"],
-            "sources": step["sources"],
-            "status": step["status"],
-        })
+        runtime.stream_writer(
+            {
+                "event": "step",
+                "step": len(new_steps),
+                "of": len(state["drafts"]),
+                "query": step["query"],
+                "sources": step["sources"],
+                "status": step["status"],
+            }
+        )
         return {"steps": new_steps, "answer": parsing.format_steps(_revised(new_steps))}
 
-    def _revision(self, ctx: Context, messages: list[BaseMessage],
-                  schema: dict[str, Any] | None, number: int,
-                  makes: str) -> tuple[parsing.Revision, str]:
+    def _revision(
+        self,
+        ctx: Context,
+        messages: list[BaseMessage],
+        schema: dict[str, Any] | None,
+        number: int,
+        makes: str,
+    ) -> tuple[parsing.Revision, str]:
         """A grounded revision, and a note on it.
 
         One that makes its product from itself (a small model copies the product where the
@@ -385,15 +420,16 @@ class RatNodes:
             return found, ""
         step, needs = repair.with_product(found.step, found.needs, makes)
         if step == found.step:
-            step, needs = repair.with_inputs(found.step, found.needs,
-                                             repair.counted(found.fact))
+            step, needs = repair.with_inputs(found.step, found.needs, repair.counted(found.fact))
         if step == found.step:
             return found, "makes its product from itself; its quote names no other input"
-        return replace(found, step=step, needs=needs), \
-            f"made its product from itself (it was: {found.step!r})"
+        return replace(
+            found, step=step, needs=needs
+        ), f"made its product from itself (it was: {found.step!r})"
 
-    def _insert(self, state: State, runtime: Runtime[Context], step: Step,
-                needs: list[str]) -> dict[str, Any]:
+    def _insert(
+        self, state: State, runtime: Runtime[Context], step: Step, needs: list[str]
+    ) -> dict[str, Any]:
         """Plan repair: draft steps for `needs` go before step i, which waits, corrected.
 
         Nothing is appended to `steps`, so append_next keeps the index on the first
@@ -406,18 +442,24 @@ class RatNodes:
         chain = [m for m in (meta[i]["makes"], *meta[i]["chain"]) if m]
         added: list[DraftMeta] = [
             {**repair.meta_at([], 0), "makes": need, "reason": reason, "chain": chain}
-            for need in needs]
+            for need in needs
+        ]
         texts = [prompts.REPAIR_DRAFT.format(need=need) for need in needs]
-        current: DraftMeta = {**meta[i], "repairs": meta[i]["repairs"] + 1,
-                              "original": meta[i]["original"] or state["drafts"][i]}
+        current: DraftMeta = {
+            **meta[i],
+            "repairs": meta[i]["repairs"] + 1,
+            "original": meta[i]["original"] or state["drafts"][i],
+        }
         drafts[i : i + 1] = [*texts, step["revised"]]
         meta[i : i + 1] = [*added, current]
-        runtime.stream_writer({
-            "event": "insert",
-            "step": len(state["steps"]) + 1,
-            "drafts": texts,
-            "needed_by": step["revised"],
-        })
+        runtime.stream_writer(
+            {
+                "event": "insert",
+                "step": len(state["steps"]) + 1,
+                "drafts": texts,
+                "needed_by": step["revised"],
+            }
+        )
         return {"drafts": drafts, "meta": meta}
 
     def append_next(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -427,15 +469,19 @@ class RatNodes:
         step: one finished step per draft position, so `len(steps)` is always `index`.
         """
         index = len(state["steps"])
-        return {"index": index, "query": "", "documents": [], "support": None,
-                "retrieval_error": ""}
+        return {
+            "index": index,
+            "query": "",
+            "documents": [],
+            "support": None,
+            "retrieval_error": "",
+        }
 
     def write_answer(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """For code or long writing: the final response, written from the revised steps."""
         ctx = context_of(runtime)
         steps = _revised(state["steps"]) or list(state["drafts"])  # method cot: the draft
-        messages = prompts.answer_messages(state["question"], steps,
-                                           checked=bool(state["steps"]))
+        messages = prompts.answer_messages(state["question"], steps, checked=bool(state["steps"]))
         answer = parsing.strip_thinking(self.ask(ctx, messages)).strip()
         return {"answer": answer or parsing.format_steps(steps)}
 
@@ -447,18 +493,28 @@ class RatNodes:
         """
         ctx = context_of(runtime)
         memory = Memory(ctx.memory_collection)
-        cited = {ident for step in state.get("steps", []) for s in step["sources"]
-                 if (ident := thought_id(s["source"])) and s.get("kind") == "thought"}
+        cited = {
+            ident
+            for step in state.get("steps", [])
+            for s in step["sources"]
+            if (ident := thought_id(s["source"])) and s.get("kind") == "thought"
+        }
         try:
             levels = memory.levels(sorted(cited))
         except RetrievalError:
             levels = {}  # storing will fail too, and each thought will say so
-        found = thoughts.candidates(state["question"], state.get("steps", []),
-                                    state.get("answer", ""), ctx.memory_from, levels)
+        found = thoughts.candidates(
+            state["question"],
+            state.get("steps", []),
+            state.get("answer", ""),
+            ctx.memory_from,
+            levels,
+        )
         replies: list[str | None] = []
         for candidate in found:  # one call per thought, as the paper does
-            messages = prompts.thought_messages(candidate.question, candidate.answer,
-                                                [o.title for o in candidate.origins])
+            messages = prompts.thought_messages(
+                candidate.question, candidate.answer, [o.title for o in candidate.origins]
+            )
             try:
                 replies.append(self.ask(ctx, messages))
             except ModelError as exc:
@@ -466,10 +522,14 @@ class RatNodes:
                 replies.append(None)
         thread = (get_config().get("configurable") or {}).get("thread_id") or ""
         notes = thoughts.store(
-            memory, list(zip(found, replies, strict=True)), novelty=ctx.memory_novelty,
+            memory,
+            list(zip(found, replies, strict=True)),
+            novelty=ctx.memory_novelty,
             nearest_documents=lambda text: [
-                Document(page_content=d["content"]) for d in self.search(ctx, text)],
-            thread=str(thread), model=ctx.model if self.llm is None else self.llm.get_name(),
+                Document(page_content=d["content"]) for d in self.search(ctx, text)
+            ],
+            thread=str(thread),
+            model=ctx.model if self.llm is None else self.llm.get_name(),
         )
         return {"thoughts": notes}
 
@@ -506,8 +566,7 @@ def retrieve_once(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> d
     return {**update, "query": query, "documents": found, "retrieval_error": problem}
 
 
-def retrieve_once_failed(state: State, runtime: Runtime[Context],
-                         error: NodeError) -> Command[str]:
+def retrieve_once_failed(state: State, runtime: Runtime[Context], error: NodeError) -> Command[str]:
     """After the last retry a baseline answers without its documents, as a rat step is
     kept unrevised; bad settings fail the run."""
     if not isinstance(error.error, RetrievalError):
@@ -516,10 +575,15 @@ def retrieve_once_failed(state: State, runtime: Runtime[Context],
     query, update = _once(state, ctx)
     log.warning("retrieval failed: %s", error.error)
     thoughts_found, _ = recall(ctx, query)
-    return Command(update={**update, "query": query,
-                           "documents": focus(ctx, thoughts_found, [query]).documents,
-                           "retrieval_error": f"retrieval failed: {error.error}"},
-                   goto="answer_once")
+    return Command(
+        update={
+            **update,
+            "query": query,
+            "documents": focus(ctx, thoughts_found, [query]).documents,
+            "retrieval_error": f"retrieval failed: {error.error}",
+        },
+        goto="answer_once",
+    )
 
 
 def answer_once(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -528,31 +592,34 @@ def answer_once(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dic
     documents = state.get("documents", [])
     drafts = state.get("drafts", [])
     if ctx.method == "rag":
-        messages = prompts.rag_messages(state["question"], documents, doc_chars=doc_chars(ctx),
-                                        max_steps=ctx.max_steps)
+        messages = prompts.rag_messages(
+            state["question"], documents, doc_chars=doc_chars(ctx), max_steps=ctx.max_steps
+        )
     else:
-        messages = prompts.revise_all_messages(state["question"], drafts, documents,
-                                               doc_chars=doc_chars(ctx))
+        messages = prompts.revise_all_messages(
+            state["question"], drafts, documents, doc_chars=doc_chars(ctx)
+        )
     reply = parsing.clean_reply(nodes.ask(ctx, messages))
     texts = parsing.merge_tail(parsing.drop_repeats(parsing.split_steps(reply)), ctx.max_steps)
     texts = [t for t in texts if parsing.says_something(t)] or list(drafts)
     if not texts:
         raise UnusableReply("the model returned an empty answer")
     sources = [_source(d) for d in documents]
-    steps: list[Step] = [{
-        "draft": drafts[n] if n < len(drafts) else "",
-        "query": state.get("query", ""),
-        "sources": sources,
-        "revised": text,
-        "status": "revised" if sources else "not_revised",
-        "note": state.get("retrieval_error") or "",
-    } for n, text in enumerate(texts)]
+    steps: list[Step] = [
+        {
+            "draft": drafts[n] if n < len(drafts) else "",
+            "query": state.get("query", ""),
+            "sources": sources,
+            "revised": text,
+            "status": "revised" if sources else "not_revised",
+            "note": state.get("retrieval_error") or "",
+        }
+        for n, text in enumerate(texts)
+    ]
     return {"steps": steps, "answer": parsing.format_steps(texts)}
 
 
-def focus(
-    ctx: Context, documents: list[dict[str, str]], targets: list[str]
-) -> evidence.Evidence:
+def focus(ctx: Context, documents: list[dict[str, str]], targets: list[str]) -> evidence.Evidence:
     """What the model reads of the retrieved documents (context field `evidence`), and how
     well their best passage supports the step (scored only when min_support asks)."""
     if not documents or (ctx.evidence == "documents" and not ctx.min_support):
@@ -591,8 +658,9 @@ def recall(ctx: Context, query: str) -> tuple[list[dict[str, str]], str]:
     if not ctx.memory or ctx.memory_k == 0:
         return [], ""
     try:
-        found = ThoughtRetriever(collection=ctx.memory_collection, k=ctx.memory_k,
-                                 min_score=ctx.memory_min_score).invoke(query)
+        found = ThoughtRetriever(
+            collection=ctx.memory_collection, k=ctx.memory_k, min_score=ctx.memory_min_score
+        ).invoke(query)
     except ConfigError:
         raise
     except RatError as exc:
@@ -604,8 +672,14 @@ def recall(ctx: Context, query: str) -> tuple[list[dict[str, str]], str]:
 def start_run(question: str, ctx: Context, **values: Any) -> dict[str, Any]:
     """What every method's first node writes: the task, the settings it ran with, and
     nothing left of an earlier run on the same thread (its steps, drafts or thoughts)."""
-    return {"question": question, "drafts": [], "steps": [], "settings": asdict(ctx),
-            "thoughts": [], **values}
+    return {
+        "question": question,
+        "drafts": [],
+        "steps": [],
+        "settings": asdict(ctx),
+        "thoughts": [],
+        **values,
+    }
 
 
 def _question(state: State) -> str:
@@ -628,8 +702,10 @@ def reviewed_drafts(reply: Any, max_steps: int) -> list[str] | None:
     elif isinstance(reply, list) and all(isinstance(step, str) for step in reply):
         steps = [step.strip() for step in reply]
     else:
-        raise ConfigError("a review must give the steps as a list of strings or a text of "
-                          "'STEP k:' lines, or true to accept the draft")
+        raise ConfigError(
+            "a review must give the steps as a list of strings or a text of "
+            "'STEP k:' lines, or true to accept the draft"
+        )
     steps = [step for step in steps if step]
     if not steps:
         raise ConfigError("the reviewed draft has no steps: keep at least one")

@@ -76,8 +76,7 @@ def _unwrap(lines: list[str]) -> tuple[list[str], set[int]]:
             out.append(lines[i])
             i += 1
             continue
-        end = next((j for j in range(i + 1, len(lines)) if _FENCE_LINE.match(lines[j])),
-                   len(lines))
+        end = next((j for j in range(i + 1, len(lines)) if _FENCE_LINE.match(lines[j])), len(lines))
         body = lines[i + 1 : end]
         if _is_code(fence.group(1), body):
             block = lines[i : end + 1]  # fences included; an unclosed block runs to the end
@@ -192,13 +191,13 @@ def drop_repeats(steps: list[str]) -> list[str]:
     start = 0
     while start < len(kept):
         for size in range(1, 5):
-            block = keys[start:start + size]
+            block = keys[start : start + size]
             reps = 1
-            while keys[start + reps * size:start + (reps + 1) * size] == block:
+            while keys[start + reps * size : start + (reps + 1) * size] == block:
                 reps += 1
             if len(block) == size and reps >= LOOP_REPEATS:
-                del kept[start + size:start + reps * size]
-                del keys[start + size:start + reps * size]
+                del kept[start + size : start + reps * size]
+                del keys[start + size : start + reps * size]
                 break
         start += 1
     return kept
@@ -295,7 +294,8 @@ def number_sources(steps: Sequence[Step]) -> tuple[list[list[int]], list[Source]
 
 _CONFIDENT = re.compile(
     r"^\W*confiden\w*\W*?(?:[:=-]\s*|\s+)(?P<value>1|0|yes|no|true|false)\b(?P<rest>.*)$",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _BARE = re.compile(r"^\W*(?P<value>1|0)\W*$")
 _THOUGHT_LABEL = re.compile(r"^\W*thought\W*?[:=-]\s*", re.IGNORECASE)
 _INLINE_THOUGHT = re.compile(r"thought\W*?[:=-]\s*(.*)$", re.IGNORECASE)
@@ -331,8 +331,8 @@ def parse_thought(reply: str) -> tuple[str, str]:
 # --- the grounded revision: FACT / STEP / NEEDS --------------------------------------------
 
 _FIELD = re.compile(
-    r"^\W*(fact|step|needs|drop)\b\s*(?:\d+\s*)?[*_]*\s*[:=\-\u2013]\s*[*_]*\s*(.*)$",
-    re.IGNORECASE)
+    r"^\W*(fact|step|needs|drop)\b\s*(?:\d+\s*)?[*_]*\s*[:=\-\u2013]\s*[*_]*\s*(.*)$", re.IGNORECASE
+)
 _DROP = re.compile(r"^\W*drop(?:ped)?\b\W*(.*)$", re.IGNORECASE | re.DOTALL)
 _NOTHING = {"none", "nothing", "n/a", "na", "no", "-", "", "none needed", "nothing else"}
 MAX_NEEDS = 6
@@ -362,20 +362,26 @@ def parse_revision(reply: str, number: int) -> Revision:
     if fields is None and text.lstrip().startswith("{"):
         fields = _cut_json(text)  # a JSON reply cut off at max_tokens
     # outside JSON, unlabelled lines are the step itself when no STEP line was written
-    body = "" if fields is not None else "\n".join(
-        line for line in text.splitlines() if not _FIELD.match(line))
+    body = (
+        ""
+        if fields is not None
+        else "\n".join(line for line in text.splitlines() if not _FIELD.match(line))
+    )
     fields = fields if fields is not None else _labelled(text)
     if fields is None or not _text(fields.get("step")):
         rest = fields or {}
         if "drop" in rest:
             return Revision("", _fact(rest.get("fact")), [], _reason(rest["drop"]))
-        return Revision(pick_step(body, number), _fact(rest.get("fact")),
-                        _needs(rest.get("needs")))
+        return Revision(pick_step(body, number), _fact(rest.get("fact")), _needs(rest.get("needs")))
     step = _text(fields["step"])
     drop = _DROP.match(step)
     if drop or "drop" in fields:
-        return Revision("", _fact(fields.get("fact")), _needs(fields.get("needs")),
-                        _reason(drop.group(1) if drop else fields.get("drop")))
+        return Revision(
+            "",
+            _fact(fields.get("fact")),
+            _needs(fields.get("needs")),
+            _reason(drop.group(1) if drop else fields.get("drop")),
+        )
     step = _unbold(STEP_MARKER.sub("", step, count=1)).strip()
     return Revision(step, _fact(fields.get("fact")), _needs(fields.get("needs")))
 

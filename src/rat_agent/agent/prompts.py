@@ -50,8 +50,8 @@ REVISE_STEP = (
 # cached prefix; the example is in no domain's words.
 _GROUNDED_STEP = (
     "the current step rewritten to follow that fact, as one action: a verb, the number and "
-    "name of what it makes, then \"from\" the numbers and names of what it uses, then "
-    "\"with\" or \"in\" any tool or place (scale the fact's numbers to what the step makes)"
+    'name of what it makes, then "from" the numbers and names of what it uses, then '
+    '"with" or "in" any tool or place (scale the fact\'s numbers to what the step makes)'
 )
 _GROUNDED_NEEDS = (
     "what the step uses: each item with its number, and each tool or place (where the fact "
@@ -64,21 +64,21 @@ REVISE_GROUNDED = (
     "the current step is about, copied word for word\n"
     f"STEP: {_GROUNDED_STEP}; or DROP: the reason, if the task does not need this step\n"
     f"NEEDS: {_GROUNDED_NEEDS}, separated by commas; or none\n"
-    "For example, for the draft step \"Make some dough.\" and the line \"2a. Dough: 2 Flour + "
-    "1 Water, in a Mixer, gives 1 Dough.\":\n"
+    'For example, for the draft step "Make some dough." and the line "2a. Dough: 2 Flour + '
+    '1 Water, in a Mixer, gives 1 Dough.":\n'
     "FACT: 2a. Dough: 2 Flour + 1 Water, in a Mixer, gives 1 Dough.\n"
     "STEP: Mix 1 dough from 2 flour and 1 water in a mixer.\n"
     "NEEDS: 2 flour, 1 water, a mixer"
 )
 REVISE_GROUNDED_JSON = (
-    "Check the current step against the documents that follow. Reply with JSON: \"fact\" is "
+    'Check the current step against the documents that follow. Reply with JSON: "fact" is '
     "the line of the documents, with its label, that says how to make or do what the current "
-    f"step is about; \"step\" is {_GROUNDED_STEP}, or \"DROP: <the reason>\" if the task "
-    f"does not need this step; \"needs\" lists {_GROUNDED_NEEDS}.\n"
-    "For example, for the draft step \"Make some dough.\" and the line \"2a. Dough: 2 Flour + "
-    "1 Water, in a Mixer, gives 1 Dough.\", reply {\"fact\": \"2a. Dough: 2 Flour + 1 Water, "
-    "in a Mixer, gives 1 Dough.\", \"step\": \"Mix 1 dough from 2 flour and 1 water in a "
-    "mixer.\", \"needs\": [\"2 flour\", \"1 water\", \"a mixer\"]}"
+    f'step is about; "step" is {_GROUNDED_STEP}, or "DROP: <the reason>" if the task '
+    f'does not need this step; "needs" lists {_GROUNDED_NEEDS}.\n'
+    'For example, for the draft step "Make some dough." and the line "2a. Dough: 2 Flour + '
+    '1 Water, in a Mixer, gives 1 Dough.", reply {"fact": "2a. Dough: 2 Flour + 1 Water, '
+    'in a Mixer, gives 1 Dough.", "step": "Mix 1 dough from 2 flour and 1 water in a '
+    'mixer.", "needs": ["2 flour", "1 water", "a mixer"]}'
 )
 GROUNDED_REMINDER = "Reply as instructed above, for the current step only."
 GOAL = (
@@ -151,8 +151,9 @@ def _documents(documents: Sequence[dict[str, str]], doc_chars: int) -> str:
 def _lines(doc: dict[str, str], n: int, doc_chars: int) -> list[str]:
     if not doc.get("passages"):
         return _defuse(doc["content"][:doc_chars]).splitlines()
-    return [f"{n}{_letter(i)}. {_defuse(line)}"
-            for i, line in enumerate(doc["content"].splitlines())]
+    return [
+        f"{n}{_letter(i)}. {_defuse(line)}" for i, line in enumerate(doc["content"].splitlines())
+    ]
 
 
 def _letter(i: int) -> str:
@@ -171,8 +172,7 @@ def facts(documents: Sequence[dict[str, str]], doc_chars: int, best: int = 0) ->
         ranks = [int(r) for r in doc.get("passages", "").split(",") if r.strip().isdigit()]
         for i, line in enumerate(_lines(doc, n, doc_chars)):
             if line.strip():
-                ranked.append((ranks[i] if i < len(ranks) else len(ranked) + 10**6,
-                               line.strip()))
+                ranked.append((ranks[i] if i < len(ranks) else len(ranked) + 10**6, line.strip()))
     if best:
         ranked = sorted(ranked)[:best]
     return list(dict.fromkeys(line for _, line in ranked))
@@ -186,8 +186,11 @@ def revision_schema(quotable: Sequence[str]) -> dict[str, Any]:
         "properties": {
             "fact": {"enum": list(quotable) or ["none"]},
             "step": {"type": "string", "pattern": "^[^\\n]{3,300}$"},
-            "needs": {"type": "array", "maxItems": 6,
-                      "items": {"type": "string", "minLength": 1, "maxLength": 80}},
+            "needs": {
+                "type": "array",
+                "maxItems": 6,
+                "items": {"type": "string", "minLength": 1, "maxLength": 80},
+            },
         },
         "required": ["fact", "step", "needs"],
         "additionalProperties": False,
@@ -245,8 +248,10 @@ def grounded_messages(
     is repair's ledger's business, not the model's.
     """
     instruction = REVISE_GROUNDED_JSON if as_json else REVISE_GROUNDED
-    tail = (f"{instruction}\n\n{_documents(documents, doc_chars)}Current step (STEP {number}, "
-            f"draft):\n{step}\n\n{GROUNDED_REMINDER}")
+    tail = (
+        f"{instruction}\n\n{_documents(documents, doc_chars)}Current step (STEP {number}, "
+        f"draft):\n{step}\n\n{GROUNDED_REMINDER}"
+    )
     return [SystemMessage(SYSTEM), HumanMessage(_head(question, []) + tail)]
 
 
@@ -278,8 +283,10 @@ def revise_all_messages(
     question: str, drafts: Sequence[str], documents: Sequence[dict[str, str]], *, doc_chars: int
 ) -> list[BaseMessage]:
     """CoT+RAG's single revision: the whole draft against what the whole draft retrieved."""
-    tail = (f"{_documents(documents, doc_chars)}Draft answer:\n{format_steps(list(drafts))}\n\n"
-            f"{REVISE_ALL}")
+    tail = (
+        f"{_documents(documents, doc_chars)}Draft answer:\n{format_steps(list(drafts))}\n\n"
+        f"{REVISE_ALL}"
+    )
     return [SystemMessage(SYSTEM), HumanMessage(_head(question, []) + tail)]
 
 
@@ -298,8 +305,10 @@ def official_revise_messages(
     calls share a prefix, so the server's KV cache cannot help.
     """
     answer = format_steps([*revised, step])
-    text = (f"{_documents(documents, doc_chars)}Task: {question.strip()}\n\n"
-            f"Answer so far:\n{answer}\n\n{REVISE_PREFIX}")
+    text = (
+        f"{_documents(documents, doc_chars)}Task: {question.strip()}\n\n"
+        f"Answer so far:\n{answer}\n\n{REVISE_PREFIX}"
+    )
     return [HumanMessage(SYSTEM + "\n\n" + text)]
 
 
@@ -307,14 +316,19 @@ def thought_messages(question: str, answer: str, sources: Sequence[str]) -> list
     """One call per thought; the answer is model text made from retrieved data, so it is
     delimited as data too."""
     named = "\n".join(f"- {_defuse(title)}" for title in sources) or "- (none)"
-    text = (f"Question: {question.strip()}\n\n<documents>\nAnswer:\n{_defuse(answer.strip())}"
-            f"\n\nSources:\n{named}\n</documents>\n\n{THOUGHT}")
+    text = (
+        f"Question: {question.strip()}\n\n<documents>\nAnswer:\n{_defuse(answer.strip())}"
+        f"\n\nSources:\n{named}\n</documents>\n\n{THOUGHT}"
+    )
     return [SystemMessage(SYSTEM), HumanMessage(text)]
 
 
 def fingerprint() -> str:
     """A hash of every instruction above: evaluation results are cached under it, so a
     changed prompt never reuses results made with the old one."""
-    texts = [value for name, value in sorted(globals().items())
-             if name.isupper() and isinstance(value, str)]
+    texts = [
+        value
+        for name, value in sorted(globals().items())
+        if name.isupper() and isinstance(value, str)
+    ]
     return hashlib.sha256("\0".join(texts).encode()).hexdigest()[:12]

@@ -23,15 +23,56 @@ from dataclasses import dataclass
 from rat_agent.agent.state import DraftMeta, Step
 
 _NUMBER_WORDS = {
-    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
-    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
 }
 # Words that say nothing about which thing is meant.
-_FILLER = frozenset({
-    "a", "an", "the", "of", "any", "kind", "kinds", "some", "more", "or", "better", "and",
-    "x", "piece", "pieces", "unit", "units", "total", "each", "your", "enough", "at", "least",
-    "new", "extra", "another", "other", "similar", "such", "as",
-})
+_FILLER = frozenset(
+    {
+        "a",
+        "an",
+        "the",
+        "of",
+        "any",
+        "kind",
+        "kinds",
+        "some",
+        "more",
+        "or",
+        "better",
+        "and",
+        "x",
+        "piece",
+        "pieces",
+        "unit",
+        "units",
+        "total",
+        "each",
+        "your",
+        "enough",
+        "at",
+        "least",
+        "new",
+        "extra",
+        "another",
+        "other",
+        "similar",
+        "such",
+        "as",
+    }
+)
 _WORD = re.compile(r"[a-z0-9]+")
 _TOKEN = re.compile(r"[a-z0-9]+|[^\sa-z0-9]")  # words and punctuation
 _ASIDE = re.compile(r"\s*\([^)]*\)")  # "(or a Blast Furnace, faster)", "(any kind)"
@@ -48,16 +89,23 @@ class Item:
 
 
 def _stem(word: str) -> str:
-    for cut, add in (("ies", "y"), ("ves", "f"), ("ches", "ch"), ("shes", "sh"), ("axes", "axe"),
-                     ("xes", "x"),
-                     ("ses", "s"), ("s", "")):
+    for cut, add in (
+        ("ies", "y"),
+        ("ves", "f"),
+        ("ches", "ch"),
+        ("shes", "sh"),
+        ("axes", "axe"),
+        ("xes", "x"),
+        ("ses", "s"),
+        ("s", ""),
+    ):
         if word.endswith(cut) and len(word) - len(cut) >= 3 and not word.endswith("ss"):
             return word[: len(word) - len(cut)] + add
     return word
 
 
 def item(text: str) -> Item:
-    """"8 Planks of any kind (such as Oak Planks)" -> planks, 8."""
+    """ "8 Planks of any kind (such as Oak Planks)" -> planks, 8."""
     text = _ASIDE.sub(" ", text.lower())
     count: int | None = None
     words: set[str] = set()
@@ -87,7 +135,7 @@ def _tool_part(step: str) -> str:
     text = step.lower()
     start = text.find(" from ")
     found = _TOOL_MARK.search(text, start + 1 if start >= 0 else 0)
-    return text[found.end():] if found else ""
+    return text[found.end() :] if found else ""
 
 
 def _tool_words(step: str) -> set[str]:
@@ -103,8 +151,12 @@ def needed(need: str, step: str = "", fact: str = "") -> Item:
     unless the step's quote counts it: "using 1 oak planks as fuel" under a quote of
     "1 Raw Iron + 1 Oak Planks as fuel" burns the planks."""
     wanted = item(need)
-    if wanted.count is not None and wanted.words and wanted.words <= _tool_words(step) \
-            and not _counted_by(wanted, fact):
+    if (
+        wanted.count is not None
+        and wanted.words
+        and wanted.words <= _tool_words(step)
+        and not _counted_by(wanted, fact)
+    ):
         return Item(wanted.words, None)
     return wanted
 
@@ -131,8 +183,11 @@ def ledger(steps: Sequence[Step]) -> list[tuple[Item, int]]:
     return stock
 
 
-_RECIPE = re.compile(r"^(?P<verb>\S+) (?P<count>\d+) (?P<what>.+?) from (?P<inputs>.+?)"
-                     r"(?P<tool> (?:with|in|at|using|inside|on) .*)?$", re.I)
+_RECIPE = re.compile(
+    r"^(?P<verb>\S+) (?P<count>\d+) (?P<what>.+?) from (?P<inputs>.+?)"
+    r"(?P<tool> (?:with|in|at|using|inside|on) .*)?$",
+    re.I,
+)
 
 
 def _recipe(step: str) -> re.Match[str] | None:
@@ -153,18 +208,21 @@ def scale(step: str, needs: Sequence[str], makes: str, fact: str = "") -> tuple[
     if found is None or wanted.count is None:
         return step, list(needs)
     made = item(f"{found['count']} {found['what']}")
-    if made.count is None or not 0 < made.count < wanted.count or \
-            not wanted.words <= made.words:
+    if made.count is None or not 0 < made.count < wanted.count or not wanted.words <= made.words:
         return step, list(needs)
     factor = math.ceil(wanted.count / made.count)
     tool = found["tool"] or ""
     burned = _counted_tools(tool)  # "using 1 oak planks as fuel", when the quote counts it
     if burned and all(_counted_by(item(text), fact) for text in burned):
         tool = _times(tool, factor)
-    scaled = (f"{found['verb']} {made.count * factor} {found['what']} from "
-              f"{_times(found['inputs'], factor)}{tool}.")
-    used = [_times(need, factor) if needed(need, step, fact).count is not None else need
-            for need in needs]
+    scaled = (
+        f"{found['verb']} {made.count * factor} {found['what']} from "
+        f"{_times(found['inputs'], factor)}{tool}."
+    )
+    used = [
+        _times(need, factor) if needed(need, step, fact).count is not None else need
+        for need in needs
+    ]
     return scaled, used
 
 
@@ -183,8 +241,10 @@ def follow(step: str, needs: Sequence[str], fact: str) -> tuple[str, list[str]]:
     if found is None or made is None or made.count is None:
         return step, list(needs)
     quoted = counted(fact)
-    at = next((n for n, text in enumerate(quoted)
-               if item(text).count and _is_product(item(text), made)), None)
+    at = next(
+        (n for n, text in enumerate(quoted) if item(text).count and _is_product(item(text), made)),
+        None,
+    )
     if at is None:
         return step, list(needs)
     out, inputs = item(quoted[at]), [text for text in quoted[:at] if item(text).words]
@@ -201,8 +261,10 @@ def follow(step: str, needs: Sequence[str], fact: str) -> tuple[str, list[str]]:
             used.append(scaled)
         elif not item(text).words & set(_phrase(tool)):  # not named by the step already
             burned += f" using {scaled} as {role.group(1)}"
-    rewritten = (f"{found['verb']} {runs * (out.count or 1)} {found['what']} from "
-                 f"{' and '.join(used)}{burned}{tool}.")
+    rewritten = (
+        f"{found['verb']} {runs * (out.count or 1)} {found['what']} from "
+        f"{' and '.join(used)}{burned}{tool}."
+    )
     kept = [need for need in needs if not any(_same(item(need), use) for use in uses)]
     return rewritten, [*used, *kept]
 
@@ -223,15 +285,16 @@ def agree(step: str, needs: Sequence[str], fact: str) -> tuple[str, list[str]]:
     ratios = set()
     for use in uses:
         match = next((q for q in quoted if q is not out and q.count and _same(q, use)), None)
-        if match is None or match.count is None or use.count is None or \
-                use.count % match.count:
+        if match is None or match.count is None or use.count is None or use.count % match.count:
             return step, list(needs)
         ratios.add(use.count // match.count)
     runs = ratios.pop() if len(ratios) == 1 else 0
     if not runs or made.count == runs * out.count:
         return step, list(needs)
-    once = f"{found['verb']} {runs * out.count} {found['what']} from {found['inputs']}" \
-           f"{found['tool'] or ''}."
+    once = (
+        f"{found['verb']} {runs * out.count} {found['what']} from {found['inputs']}"
+        f"{found['tool'] or ''}."
+    )
     return scale(once, needs, f"{made.count} {found['what']}")
 
 
@@ -326,8 +389,9 @@ def makes_from_itself(step: str) -> bool:
     made = product(step)
     if found is None:
         return False
-    return any(item(text).count is not None and _is_product(item(text), made)
-               for text in _inputs(found))
+    return any(
+        item(text).count is not None and _is_product(item(text), made) for text in _inputs(found)
+    )
 
 
 def with_inputs(step: str, needs: Sequence[str], uses: Sequence[str]) -> tuple[str, list[str]]:
@@ -336,12 +400,13 @@ def with_inputs(step: str, needs: Sequence[str], uses: Sequence[str]) -> tuple[s
     the product among its needs gives way to them. Left as it is where that fails."""
     found = _recipe(step)
     made = product(step)
-    uses = [u.strip().rstrip(".") for u in uses
-            if item(u).words and not _is_product(item(u), made)]
+    uses = [u.strip().rstrip(".") for u in uses if item(u).words and not _is_product(item(u), made)]
     if found is None or not uses:
         return step, list(needs)
-    rewritten = (f"{found['verb']} {found['count']} {found['what']} from "
-                 f"{' and '.join(uses)}{found['tool'] or ''}.")
+    rewritten = (
+        f"{found['verb']} {found['count']} {found['what']} from "
+        f"{' and '.join(uses)}{found['tool'] or ''}."
+    )
     if makes_from_itself(rewritten):
         return step, list(needs)
     kept = [n for n in needs if not _is_product(needed(n, step), made)]
@@ -363,8 +428,29 @@ def with_product(step: str, needs: Sequence[str], makes: str) -> tuple[str, list
 
 
 # Words that end a counted name in a recipe line ("2 Flour + 1 Water, in a Mixer, gives").
-_NAME_END = frozenset({"gives", "give", "makes", "make", "yields", "and", "or", "with", "in",
-                       "as", "into", "to", "for", "from", "at", "on", "by", "per", "each"})
+_NAME_END = frozenset(
+    {
+        "gives",
+        "give",
+        "makes",
+        "make",
+        "yields",
+        "and",
+        "or",
+        "with",
+        "in",
+        "as",
+        "into",
+        "to",
+        "for",
+        "from",
+        "at",
+        "on",
+        "by",
+        "per",
+        "each",
+    }
+)
 
 
 def counted(fact: str) -> list[str]:
@@ -387,8 +473,13 @@ def counted(fact: str) -> list[str]:
     return found
 
 
-def missing(needs: Sequence[str], steps: Sequence[Step], waiting: Sequence[str] = (),
-            step: str = "", fact: str = "") -> list[str]:
+def missing(
+    needs: Sequence[str],
+    steps: Sequence[Step],
+    waiting: Sequence[str] = (),
+    step: str = "",
+    fact: str = "",
+) -> list[str]:
     """The needs the plan so far does not provide: a tool must have been made, an amount
     must be in stock (made by earlier steps and not used up).
 
@@ -407,19 +498,24 @@ def missing(needs: Sequence[str], steps: Sequence[Step], waiting: Sequence[str] 
     absent: list[str] = []
     for need in needs:
         wanted = needed(need, step, fact)
-        if not wanted.words or any(_same(wanted, goal) for goal in own) or \
-                (wanted.count is None and any(_same(wanted, goal) for goal in chain)) or \
-                _is_product(wanted, makes):  # "Mine 1 iron ore" lists the ore it mines
+        if (
+            not wanted.words
+            or any(_same(wanted, goal) for goal in own)
+            or (wanted.count is None and any(_same(wanted, goal) for goal in chain))
+            or _is_product(wanted, makes)
+        ):  # "Mine 1 iron ore" lists the ore it mines
             continue
         have = sum(count for made, count in stock if _same(made, wanted))
         made_ever = any(_same(made, wanted) for made, _ in stock)
         if (wanted.count is None and not made_ever) or (
-                wanted.count is not None and have < wanted.count):
+            wanted.count is not None and have < wanted.count
+        ):
             named = _ASIDE.sub("", need).strip()
             # a tool the step names with no count ("with a wooden pickaxe") is asked for once;
             # one it counts ("with 2 bolts") as many as it says
-            once = wanted.count is None and item(need).count and \
-                item(_tool_part(step)).count is None
+            once = (
+                wanted.count is None and item(need).count and item(_tool_part(step)).count is None
+            )
             absent.append(_uncounted(named) if once else named)
     return absent
 
@@ -445,8 +541,11 @@ def meta_at(meta: Sequence[DraftMeta], index: int) -> DraftMeta:
 
 
 def _phrase(text: str) -> list[str]:
-    return [_stem(w) for w in _WORD.findall(_ASIDE.sub(" ", text.lower()))
-            if w not in _FILLER and not w.isdigit() and w not in _NUMBER_WORDS]
+    return [
+        _stem(w)
+        for w in _WORD.findall(_ASIDE.sub(" ", text.lower()))
+        if w not in _FILLER and not w.isdigit() and w not in _NUMBER_WORDS
+    ]
 
 
 def goal_step(goal: str, drafts: Sequence[str]) -> int | None:
@@ -464,8 +563,9 @@ def goal_step(goal: str, drafts: Sequence[str]) -> int | None:
 
 # Words after which a noun is named plainly, with no kind of its own ("from 4 planks",
 # "needs: sticks").
-_LEAD = frozenset({"from", "with", "using", "uses", "use", "needs", "need", "requires",
-                   "require", "into", "plus"})
+_LEAD = frozenset(
+    {"from", "with", "using", "uses", "use", "needs", "need", "requires", "require", "into", "plus"}
+)
 
 
 def _plain_mentions(fact: str) -> set[str]:
@@ -475,9 +575,13 @@ def _plain_mentions(fact: str) -> set[str]:
     plain: set[str] = set()
     for n, token in enumerate(tokens):
         before = tokens[n - 1] if n else ","
-        if token[0].isalpha() and (not before[0].isalnum() or before.isdigit() or
-                                   before in _NUMBER_WORDS or before in _FILLER or
-                                   before in _LEAD):
+        if token[0].isalpha() and (
+            not before[0].isalnum()
+            or before.isdigit()
+            or before in _NUMBER_WORDS
+            or before in _FILLER
+            or before in _LEAD
+        ):
             plain.add(_stem(token))
     return plain
 
@@ -508,6 +612,7 @@ def grounded(needs: Sequence[str], fact: str) -> list[str]:
 def inserted_count(meta: Sequence[DraftMeta], steps: Sequence[Step] = ()) -> int:
     """The steps repair has inserted, less those dropped unchecked because a sibling met
     their need since: they cost no model call, so they take none of the budget."""
-    unchecked = sum(1 for s in steps if s.get("makes") and s["status"] == "dropped" and
-                    "fact" not in s)
+    unchecked = sum(
+        1 for s in steps if s.get("makes") and s["status"] == "dropped" and "fact" not in s
+    )
     return sum(1 for m in meta if m["makes"]) - unchecked

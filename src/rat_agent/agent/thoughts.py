@@ -28,19 +28,25 @@ class Candidate:
     step: int | None  # None: the whole answer
 
 
-def candidates(question: str, steps: Sequence[Step], answer: str, scope: str,
-               levels: dict[str, float]) -> list[Candidate]:
+def candidates(
+    question: str, steps: Sequence[Step], answer: str, scope: str, levels: dict[str, float]
+) -> list[Candidate]:
     """What the model is asked to turn into thoughts; `levels` maps thought ids to levels."""
     found: list[Candidate] = []
     if scope in ("steps", "both"):
         for n, step in enumerate(steps, 1):
             if step["sources"] and step["status"] not in ("not_revised", "dropped"):
                 origins = _origins(step["sources"], levels)
-                found.append(Candidate(f"{question.strip()} (step {n})", step["revised"],
-                                       origins, n))
+                found.append(
+                    Candidate(f"{question.strip()} (step {n})", step["revised"], origins, n)
+                )
     if scope in ("answer", "both"):
-        everything = [s for step in steps if step["status"] not in ("not_revised", "dropped")
-                      for s in step["sources"]]
+        everything = [
+            s
+            for step in steps
+            if step["status"] not in ("not_revised", "dropped")
+            for s in step["sources"]
+        ]
         if everything and parsing.says_something(answer):
             found.append(Candidate(question.strip(), answer, _origins(everything, levels), None))
     return found
@@ -63,10 +69,15 @@ def store(
     """
     notes: list[ThoughtNote] = []
     for candidate, reply in made:
-        verdict, text = parsing.parse_thought(reply) if reply is not None else (
-            "unreadable", "")
-        note: ThoughtNote = {"text": text, "stored": False, "reason": "", "id": "",
-                             "step": candidate.step, "level": level_of(candidate.origins)}
+        verdict, text = parsing.parse_thought(reply) if reply is not None else ("unreadable", "")
+        note: ThoughtNote = {
+            "text": text,
+            "stored": False,
+            "reason": "",
+            "id": "",
+            "step": candidate.step,
+            "level": level_of(candidate.origins),
+        }
         if reply is None:
             note["reason"] = "the model call failed"
         elif verdict != "confident":
@@ -74,8 +85,14 @@ def store(
         else:
             try:
                 note["id"], note["reason"] = _keep(
-                    memory, candidate, text, novelty=novelty,
-                    nearest_documents=nearest_documents, thread=thread, model=model)
+                    memory,
+                    candidate,
+                    text,
+                    novelty=novelty,
+                    nearest_documents=nearest_documents,
+                    thread=thread,
+                    model=model,
+                )
                 note["stored"] = bool(note["id"])
             except RatError as exc:  # the answer stands; this thought is lost, and says why
                 note["reason"] = f"memory failed: {exc}"
@@ -83,9 +100,16 @@ def store(
     return notes
 
 
-def _keep(memory: Memory, candidate: Candidate, text: str, *, novelty: float,
-          nearest_documents: Callable[[str], list[Document]], thread: str,
-          model: str) -> tuple[str, str]:
+def _keep(
+    memory: Memory,
+    candidate: Candidate,
+    text: str,
+    *,
+    novelty: float,
+    nearest_documents: Callable[[str], list[Document]],
+    thread: str,
+    model: str,
+) -> tuple[str, str]:
     """(the stored thought's id, "stored"), or ("", why it was not stored)."""
     # The id is a function of where the thought came from, so a replayed or resumed
     # `remember` finds its own thought again instead of calling it redundant.
@@ -100,11 +124,19 @@ def _keep(memory: Memory, candidate: Candidate, text: str, *, novelty: float,
     for doc, doc_vector in zip(documents, doc_vectors, strict=True):
         cosine = sum(a * b for a, b in zip(vector, doc_vector, strict=True))  # normalized
         if cosine >= novelty:
-            return "", (f"redundant: {cosine:.2f} similar to a document "
-                        f"({' '.join(doc.split())[:40]}…)")
-    thought = Thought(text=text, question=candidate.question, origins=candidate.origins,
-                      level=level_of(candidate.origins), thread=thread, step=candidate.step,
-                      model=model, id=ident)
+            return "", (
+                f"redundant: {cosine:.2f} similar to a document ({' '.join(doc.split())[:40]}…)"
+            )
+    thought = Thought(
+        text=text,
+        question=candidate.question,
+        origins=candidate.origins,
+        level=level_of(candidate.origins),
+        thread=thread,
+        step=candidate.step,
+        model=model,
+        id=ident,
+    )
     memory.add(thought, vector)
     return thought.id, "stored"
 
@@ -119,6 +151,5 @@ def _origins(sources: Sequence[Source], levels: dict[str, float]) -> tuple[Origi
         ident = thought_id(source["source"]) if kind == "thought" else None
         # a thought forgotten since it was retrieved counts as the lowest thought level
         level = levels.get(ident, 2.0) if ident else 1.0
-        seen[key] = Origin(kind=kind, source=source["source"], title=source["title"],
-                           level=level)
+        seen[key] = Origin(kind=kind, source=source["source"], title=source["title"], level=level)
     return tuple(seen.values())

@@ -28,8 +28,12 @@ def checkpoints(graph: Any, thread: str) -> list[Checkpoint]:
     """The thread's checkpoints, oldest first."""
     snapshots = list(graph.get_state_history({"configurable": {"thread_id": thread}}))
     return [
-        Checkpoint(str(s.config["configurable"]["checkpoint_id"]), tuple(s.next),
-                   len((s.values or {}).get("steps", [])), s.created_at)
+        Checkpoint(
+            str(s.config["configurable"]["checkpoint_id"]),
+            tuple(s.next),
+            len((s.values or {}).get("steps", [])),
+            s.created_at,
+        )
         for s in reversed(snapshots)
     ]
 
@@ -43,13 +47,19 @@ def _before_step(graph: Any, thread: str, step: int) -> tuple[StateSnapshot, str
     right after step k-1 was revised (as revise_step: next is append_next, which moves
     the index on to step k).
     """
-    want_next, want_index, as_node = (("to_query",), 0, "review_draft") if step == 1 else (
-        ("append_next",), step - 2, "revise_step")
+    want_next, want_index, as_node = (
+        (("to_query",), 0, "review_draft")
+        if step == 1
+        else (("append_next",), step - 2, "revise_step")
+    )
     for snapshot in graph.get_state_history({"configurable": {"thread_id": thread}}):
         values = snapshot.values or {}
         # after a plan repair the index stays put: the step k-1 finished is the one counted
-        if (tuple(snapshot.next) == want_next and values.get("index") == want_index
-                and len(values.get("steps", [])) == step - 1):
+        if (
+            tuple(snapshot.next) == want_next
+            and values.get("index") == want_index
+            and len(values.get("steps", [])) == step - 1
+        ):
             return snapshot, as_node
     raise ConfigError(f"thread {thread!r} has no checkpoint before step {step}")
 
@@ -68,6 +78,7 @@ def fork(graph: Any, thread: str, step: int, draft: str | None = None) -> Runnab
         if not draft.strip():
             raise ConfigError("the edited step is empty")
         drafts[step - 1] = draft.strip()
-    config: RunnableConfig = graph.update_state(snapshot.config, {"drafts": drafts},
-                                                as_node=as_node)
+    config: RunnableConfig = graph.update_state(
+        snapshot.config, {"drafts": drafts}, as_node=as_node
+    )
     return config

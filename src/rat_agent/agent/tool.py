@@ -47,15 +47,19 @@ def as_tool(
     async def arun(question: str) -> str:
         return _as_text(await graph.ainvoke({"question": question}, context=settings))
 
-    return StructuredTool.from_function(func=run, coroutine=arun, name=name,
-                                        description=description, args_schema=RatInput)
+    return StructuredTool.from_function(
+        func=run, coroutine=arun, name=name, description=description, args_schema=RatInput
+    )
 
 
 def _as_text(result: dict[str, Any]) -> str:
     steps: list[Step] = result.get("steps", [])
     refs, cited = number_sources(steps)
     lines = [str(result.get("answer", ""))]
-    lines += [f"STEP {n} checked against {' '.join(f'[{i}]' for i in numbers)}"
-              for n, numbers in enumerate(refs, 1) if numbers]
+    lines += [
+        f"STEP {n} checked against {' '.join(f'[{i}]' for i in numbers)}"
+        for n, numbers in enumerate(refs, 1)
+        if numbers
+    ]
     lines += [f"[{i}] {s['title']} ({s['source'] or s['title']})" for i, s in enumerate(cited, 1)]
     return "\n".join(lines)

@@ -47,11 +47,18 @@ def add_command(sub: Any) -> None:
     ask.add_argument("--thread", help="thread id: resumes that run if it did not finish")
     ask.add_argument("--json", action="store_true", help="print the result as JSON")
     ask.add_argument("--quiet", action="store_true", help="print only the final answer")
-    ask.add_argument("--from-step", type=int, metavar="K",
-                     help="re-run --thread from step K, keeping steps 1..K-1 (time travel)")
+    ask.add_argument(
+        "--from-step",
+        type=int,
+        metavar="K",
+        help="re-run --thread from step K, keeping steps 1..K-1 (time travel)",
+    )
     ask.add_argument("--edit", metavar="TEXT", help="with --from-step: step K's new draft")
-    ask.add_argument("--steps", metavar="FILE",
-                     help="answer a run paused for review with these steps ('-': stdin)")
+    ask.add_argument(
+        "--steps",
+        metavar="FILE",
+        help="answer a run paused for review with these steps ('-': stdin)",
+    )
     for name, f in CONTEXT_FLAGS.items():
         flag = "--" + name.replace("_", "-")
         help_text = f.metadata.get("description", "")
@@ -120,8 +127,10 @@ def _ask_with(args: argparse.Namespace, saver: Any) -> int:
     show = not (args.json or args.quiet)
     if show:
         verb = "resuming" if resuming else "thread"
-        out.print(f"[dim]{verb} {thread} · model {context.model} · retriever "
-                  f"{context.retriever} · k={context.k}[/dim]")
+        out.print(
+            f"[dim]{verb} {thread} · model {context.model} · retriever "
+            f"{context.retriever} · k={context.k}[/dim]"
+        )
     stats = RunStats()
     config["callbacks"] = [stats]
     drafts: list[str] = values.get("drafts", [])
@@ -154,10 +163,20 @@ def _ask_with(args: argparse.Namespace, saver: Any) -> int:
     final = graph.get_state(config).values
     summary = stats.summary()
     if args.json:
-        print(json.dumps({"thread": thread, "question": final["question"],
-                          "answer": final["answer"], "steps": final["steps"],
-                          "thoughts": final.get("thoughts", []),
-                          "stats": summary}, indent=2, ensure_ascii=False))
+        print(
+            json.dumps(
+                {
+                    "thread": thread,
+                    "question": final["question"],
+                    "answer": final["answer"],
+                    "steps": final["steps"],
+                    "thoughts": final.get("thoughts", []),
+                    "stats": summary,
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
         return 0
     if show:
         out.rule("Answer")
@@ -175,18 +194,27 @@ def _ask_with(args: argparse.Namespace, saver: Any) -> int:
 def _paused(thread: str, review: dict[str, Any], *, as_json: bool) -> int:
     """The run waits on its thread for the review; say how to answer it."""
     if as_json:
-        print(json.dumps({"thread": thread, "status": "paused_for_review",
-                          "drafts": review["drafts"]}, indent=2, ensure_ascii=False))
+        print(
+            json.dumps(
+                {"thread": thread, "status": "paused_for_review", "drafts": review["drafts"]},
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
         return 0
     Console(stderr=True, highlight=False, soft_wrap=True).print(
         f"paused for review: accept with `rat ask --thread {thread}`, or edit with "
-        f"`rat ask --thread {thread} --steps FILE` (one \"STEP k: ...\" line per step)"
+        f'`rat ask --thread {thread} --steps FILE` (one "STEP k: ..." line per step)'
     )
     return 0
 
 
 def _progress(
-    out: Console, node: str, change: dict[str, Any], drafts: list[str], done: int,
+    out: Console,
+    node: str,
+    change: dict[str, Any],
+    drafts: list[str],
+    done: int,
     inserted: int = 0,
 ) -> None:
     """One node's update as a line or two; `done` counts the steps checked so far."""
@@ -210,8 +238,10 @@ def _progress(
             out.print(f"[cyan]sources[/cyan] {escape(titles) or '(none)'}")
     elif node == "revise_step" and "steps" not in change:  # plan repair
         added = drafts[done : done + inserted]
-        out.print(f"[magenta]needs[/magenta] {escape('; '.join(added))} "
-                  f"[magenta](inserted before: {escape(drafts[done + inserted])})[/magenta]")
+        out.print(
+            f"[magenta]needs[/magenta] {escape('; '.join(added))} "
+            f"[magenta](inserted before: {escape(drafts[done + inserted])})[/magenta]"
+        )
     elif node == "revise_step":
         _print_step(out, change["steps"][-1], done)
     elif node == "write_answer":
@@ -230,18 +260,23 @@ def _print_step(out: Console, step: Step, number: int) -> None:
     elif step["status"] == "unchanged":
         out.print(f"{label} {escape(step['revised'])} [dim](confirmed)[/dim]")
     elif step["status"] == "inserted":
-        out.print(f"{label} {escape(step['revised'])} [magenta](inserted: "
-                  f"{escape(step['note'])})[/magenta]")
+        out.print(
+            f"{label} {escape(step['revised'])} [magenta](inserted: "
+            f"{escape(step['note'])})[/magenta]"
+        )
     elif step["status"] == "dropped":
-        out.print(f"{label} [strike]{escape(step['draft'])}[/strike] "
-                  f"[yellow](dropped: {escape(step['note'])})[/yellow]")
+        out.print(
+            f"{label} [strike]{escape(step['draft'])}[/strike] "
+            f"[yellow](dropped: {escape(step['note'])})[/yellow]"
+        )
     else:
-        out.print(f"{label} {escape(step['revised'])} "
-                  f"[yellow](kept: {escape(step['note'])})[/yellow]")
+        out.print(
+            f"{label} {escape(step['revised'])} [yellow](kept: {escape(step['note'])})[/yellow]"
+        )
 
 
 def memory_summary(notes: list[dict[str, Any]]) -> str:
-    """"2 thoughts stored, 1 redundant, 1 not confident": what a run taught the memory."""
+    """ "2 thoughts stored, 1 redundant, 1 not confident": what a run taught the memory."""
     if not notes:
         return "no thoughts made (no step was checked against sources)"
     counts: dict[str, int] = {}

@@ -18,8 +18,12 @@ from rat_agent.errors import ConfigError
 DEFAULTS: dict[str, dict[str, Any]] = {
     "minecraft": {"retriever": "minecraft"},
     # the paper's code setting: the query is the text itself, the answer is written code
-    "humaneval": {"retriever": "qdrant", "collection": "python-docs", "query_mode": "text",
-                  "output": "answer"},
+    "humaneval": {
+        "retriever": "qdrant",
+        "collection": "python-docs",
+        "query_mode": "text",
+        "output": "answer",
+    },
 }
 
 
@@ -27,49 +31,85 @@ def add_command(sub: Any) -> None:
     from rat_agent.eval.runner import ALL_METHODS
 
     cmd = sub.add_parser(
-        "eval", help="run a benchmark (Minecraft planning, HumanEval) for several methods",
+        "eval",
+        help="run a benchmark (Minecraft planning, HumanEval) for several methods",
         description="Minecraft plans are checked by a simulator; HumanEval code by its tests in "
         "a sandbox. Results are cached per task, method, model and settings: an interrupted "
         "run resumes, a re-run computes only what is missing. Writes a JSON-lines file, a "
         "Markdown table and PNG plots.",
     )
     cmd.add_argument("--benchmark", choices=sorted(DEFAULTS), default="minecraft")
-    cmd.add_argument("--methods", default=",".join(ALL_METHODS),
-                     help="comma-separated methods (default: all)")
+    cmd.add_argument(
+        "--methods", default=",".join(ALL_METHODS), help="comma-separated methods (default: all)"
+    )
     cmd.add_argument("--model", default="local")
-    cmd.add_argument("--retriever", default=None,
-                     help="default: minecraft, or qdrant over the Python documentation for "
-                     "humaneval")
-    cmd.add_argument("--tasks", type=int, default=30,
-                     help="N tasks: the first N, or with --split a sample of N stratified by "
-                     "tier (default 30)")
-    cmd.add_argument("--split", choices=("tune", "test"), default=None,
-                     help="minecraft: the tasks for tuning prompts and defaults, or the held-out "
-                     "ones to report on")
-    cmd.add_argument("--exclude", default="", metavar="IDS",
-                     help="with --split: comma-separated task ids never to draw (ones already "
-                     "looked at); the sample takes the next of their tier instead")
-    cmd.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
-                     help="any other context field for every method, e.g. --set evidence=documents"
-                     " (repeatable)")
-    cmd.add_argument("--label", default=None,
-                     help="name of the results files (default: BENCHMARK-MODEL)")
+    cmd.add_argument(
+        "--retriever",
+        default=None,
+        help="default: minecraft, or qdrant over the Python documentation for humaneval",
+    )
+    cmd.add_argument(
+        "--tasks",
+        type=int,
+        default=30,
+        help="N tasks: the first N, or with --split a sample of N stratified by tier (default 30)",
+    )
+    cmd.add_argument(
+        "--split",
+        choices=("tune", "test"),
+        default=None,
+        help="minecraft: the tasks for tuning prompts and defaults, or the held-out "
+        "ones to report on",
+    )
+    cmd.add_argument(
+        "--exclude",
+        default="",
+        metavar="IDS",
+        help="with --split: comma-separated task ids never to draw (ones already "
+        "looked at); the sample takes the next of their tier instead",
+    )
+    cmd.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="any other context field for every method, e.g. --set evidence=documents (repeatable)",
+    )
+    cmd.add_argument(
+        "--label", default=None, help="name of the results files (default: BENCHMARK-MODEL)"
+    )
     cmd.add_argument("--k", type=int, default=3)
     cmd.add_argument("--max-steps", type=int, default=8)
     cmd.add_argument("--max-tokens", type=int, default=512)
-    cmd.add_argument("--samples", type=int, default=1,
-                     help="samples per task, for pass@k (use a temperature above 0)")
+    cmd.add_argument(
+        "--samples",
+        type=int,
+        default=1,
+        help="samples per task, for pass@k (use a temperature above 0)",
+    )
     cmd.add_argument("--temperature", type=float, default=0.0)
-    cmd.add_argument("--pass-k", default="",
-                     help="comma-separated k for pass@k columns, each at most --samples")
-    cmd.add_argument("--concurrency", type=int, default=1,
-                     help="runs at once (for remote models; the local model has one slot)")
-    cmd.add_argument("--cached-only", action="store_true",
-                     help="compute nothing: write the report of the runs already done")
-    cmd.add_argument("--rescore", action="store_true",
-                     help="score the answers already there again, with the checker as it is now")
-    cmd.add_argument("--out", default="benchmarks/results",
-                     help="folder for the results file, table and plots")
+    cmd.add_argument(
+        "--pass-k", default="", help="comma-separated k for pass@k columns, each at most --samples"
+    )
+    cmd.add_argument(
+        "--concurrency",
+        type=int,
+        default=1,
+        help="runs at once (for remote models; the local model has one slot)",
+    )
+    cmd.add_argument(
+        "--cached-only",
+        action="store_true",
+        help="compute nothing: write the report of the runs already done",
+    )
+    cmd.add_argument(
+        "--rescore",
+        action="store_true",
+        help="score the answers already there again, with the checker as it is now",
+    )
+    cmd.add_argument(
+        "--out", default="benchmarks/results", help="folder for the results file, table and plots"
+    )
 
 
 def eval_command(args: argparse.Namespace) -> int:
@@ -85,8 +125,13 @@ def eval_command(args: argparse.Namespace) -> int:
     ks = [int(k) for k in args.pass_k.split(",") if k.strip()]
     if args.samples < 1 or any(k < 1 or k > args.samples for k in ks):
         raise ConfigError("--samples must be at least 1 and every --pass-k at most --samples")
-    context = {**DEFAULTS[args.benchmark], "model": args.model, "k": args.k,
-               "max_steps": args.max_steps, "max_tokens": args.max_tokens}
+    context = {
+        **DEFAULTS[args.benchmark],
+        "model": args.model,
+        "k": args.k,
+        "max_steps": args.max_steps,
+        "max_tokens": args.max_tokens,
+    }
     if args.retriever:
         context["retriever"] = args.retriever
     if args.temperature or args.samples > 1:
@@ -98,15 +143,21 @@ def eval_command(args: argparse.Namespace) -> int:
     if args.samples > 1 and not args.label:  # sampled runs are their own report
         name += f"-{args.samples}samples"
     err = Console(stderr=True, highlight=False, soft_wrap=True)
-    columns = (TextColumn("evaluating"), BarColumn(), MofNCompleteColumn(),
-               TimeRemainingColumn())
+    columns = (TextColumn("evaluating"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as bar:
         task = bar.add_task("eval", total=None)
         results = runner.run(
-            args.benchmark, cases, methods, score=score, context=context,
-            concurrency=args.concurrency, seed=out / f"{name}.jsonl",
-            cached_only=args.cached_only, rescore=args.rescore,
-            progress=lambda done, total: bar.update(task, completed=done, total=total))
+            args.benchmark,
+            cases,
+            methods,
+            score=score,
+            context=context,
+            concurrency=args.concurrency,
+            seed=out / f"{name}.jsonl",
+            cached_only=args.cached_only,
+            rescore=args.rescore,
+            progress=lambda done, total: bar.update(task, completed=done, total=total),
+        )
     if not results:
         raise ConfigError("no runs computed yet for these settings")
     expected = len(cases) * len(methods)
@@ -114,9 +165,11 @@ def eval_command(args: argparse.Namespace) -> int:
     markdown = runner.table(results, score_name, ks)
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{name}.jsonl").write_text("".join(json.dumps(asdict(r)) + "\n" for r in results))
-    command = (f"rat eval --benchmark {args.benchmark} --methods {','.join(methods)} --model "
-               f"{args.model} --tasks {args.tasks} --k {args.k} --max-steps {args.max_steps} "
-               f"--max-tokens {args.max_tokens}")
+    command = (
+        f"rat eval --benchmark {args.benchmark} --methods {','.join(methods)} --model "
+        f"{args.model} --tasks {args.tasks} --k {args.k} --max-steps {args.max_steps} "
+        f"--max-tokens {args.max_tokens}"
+    )
     if args.split:
         command += f" --split {args.split}"
     if args.exclude:
@@ -132,13 +185,15 @@ def eval_command(args: argparse.Namespace) -> int:
         command += f" --pass-k {args.pass_k}"
     partial = ""
     if len(results) < expected:
-        partial = (f"- partial: {len(results)} of {expected} runs so far; the command computes "
-                   "the rest\n")
+        partial = (
+            f"- partial: {len(results)} of {expected} runs so far; the command computes the rest\n"
+        )
     plots = plot(results, out / name, f"{args.benchmark}, {args.model}", score_name)
     (out / f"{name}.md").write_text(
         f"# {TITLES[args.benchmark]}, model {args.model}\n\n- command: `{command}`\n"
         f"- score: {SCORES[args.benchmark]}; cost is the mean per run\n"
-        f"- plots: {', '.join(p.name for p in plots)}\n{partial}\n{markdown}\n")
+        f"- plots: {', '.join(p.name for p in plots)}\n{partial}\n{markdown}\n"
+    )
     Console(highlight=False, soft_wrap=True).print(markdown)
     return 0
 
@@ -146,7 +201,7 @@ def eval_command(args: argparse.Namespace) -> int:
 TITLES = {"minecraft": "Minecraft planning", "humaneval": "HumanEval"}
 SCORES = {
     "minecraft": "the plan is executable in the simulator "
-                 "(rat_agent.minecraft.simulator.check_plan)",
+    "(rat_agent.minecraft.simulator.check_plan)",
     "humaneval": "the code passes the problem's tests in a sandbox "
     "(rat_agent.eval.humaneval.run_tests)",
 }
@@ -164,8 +219,9 @@ def _settings(items: list[str]) -> dict[str, Any]:
         name, sep, raw = item.partition("=")
         name = name.strip().replace("-", "_")
         if not sep or name not in known:
-            raise ConfigError(f"--set {item!r}: give FIELD=VALUE with a context field "
-                              f"({', '.join(known)})")
+            raise ConfigError(
+                f"--set {item!r}: give FIELD=VALUE with a context field ({', '.join(known)})"
+            )
         settings[name] = convert(name, raw.strip(), type(known[name].default), f"--set {name}")
     return settings
 
@@ -184,8 +240,9 @@ def _benchmark(args: argparse.Namespace, context: dict[str, Any]) -> tuple[Any, 
             raise ConfigError(f"--exclude: no such task: {', '.join(sorted(unknown))}")
         if exclude and not args.split:
             raise ConfigError("--exclude is for a --split sample")
-        tasks = sample(tasks, args.tasks, args.split, exclude) if args.split \
-            else tasks[: args.tasks]
+        tasks = (
+            sample(tasks, args.tasks, args.split, exclude) if args.split else tasks[: args.tasks]
+        )
         return [runner.minecraft_case(t) for t in tasks], runner.minecraft_score
     if args.split:
         raise ConfigError("--split is for minecraft")

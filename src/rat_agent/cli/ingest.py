@@ -16,15 +16,22 @@ DEFAULT_COLLECTION = Context.__dataclass_fields__["collection"].default
 
 def add_commands(sub: Any) -> None:
     ingest = sub.add_parser(
-        "ingest", help="index files, folders and URLs into a Qdrant collection",
+        "ingest",
+        help="index files, folders and URLs into a Qdrant collection",
         description="Markdown, text, HTML, PDF and source code; folders are walked "
         "recursively. Safe to re-run: unchanged files are skipped, changed ones replaced.",
     )
     ingest.add_argument("paths", nargs="+", metavar="PATH", help="file, folder or http(s) URL")
-    ingest.add_argument("--collection", default=DEFAULT_COLLECTION,
-                        help=f"collection to fill (default: {DEFAULT_COLLECTION})")
-    ingest.add_argument("--allow-private", action="store_true",
-                        help="allow URLs on private, loopback and link-local addresses")
+    ingest.add_argument(
+        "--collection",
+        default=DEFAULT_COLLECTION,
+        help=f"collection to fill (default: {DEFAULT_COLLECTION})",
+    )
+    ingest.add_argument(
+        "--allow-private",
+        action="store_true",
+        help="allow URLs on private, loopback and link-local addresses",
+    )
 
     collections = sub.add_parser("collections", help="list or delete Qdrant collections")
     actions = collections.add_subparsers(dest="action")
@@ -39,8 +46,12 @@ def ingest_command(args: argparse.Namespace) -> int:
 
     out = Console(highlight=False, soft_wrap=True)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
-    columns = (TextColumn("{task.description:9}"), BarColumn(), MofNCompleteColumn(),
-               TimeRemainingColumn())
+    columns = (
+        TextColumn("{task.description:9}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+    )
     with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as bar:
         tasks: dict[str, Any] = {}
 
@@ -50,13 +61,15 @@ def ingest_command(args: argparse.Namespace) -> int:
             bar.update(tasks[stage], completed=done, total=total)
 
         try:
-            report = ingest(args.paths, collection=args.collection,
-                            allow_private=True if args.allow_private else None,
-                            progress=progress)
+            report = ingest(
+                args.paths,
+                collection=args.collection,
+                allow_private=True if args.allow_private else None,
+                progress=progress,
+            )
         except KeyboardInterrupt:
             bar.stop()
-            err.print("interrupted: what was stored is kept; run the same command again "
-                      "to finish")
+            err.print("interrupted: what was stored is kept; run the same command again to finish")
             return 130
     for item, reason in report.failed:
         err.print(f"[yellow]skipped[/yellow] {escape(item)}: {escape(reason)}")
@@ -79,8 +92,9 @@ def collections_command(args: argparse.Namespace) -> int:
         return 0
     infos = list_collections()
     if not infos:
-        out.print(f"[dim]no collections at {escape(location())}: "
-                  "create one with `rat ingest PATH`[/dim]")
+        out.print(
+            f"[dim]no collections at {escape(location())}: create one with `rat ingest PATH`[/dim]"
+        )
     for info in infos:
         note = "" if info.ours else "  [dim](not made by rat ingest: not searchable)[/dim]"
         out.print(f"{escape(info.name)}  {info.points} chunks{note}")

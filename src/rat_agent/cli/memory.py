@@ -28,8 +28,11 @@ def add_command(sub: Any) -> None:
     clear = actions.add_parser("clear", help="delete every thought in the memory")
     clear.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     for parser in (memory, show_list, show, forget, clear):
-        parser.add_argument("--collection", default=argparse.SUPPRESS,
-                            help=f"the memory collection (default: {DEFAULT})")
+        parser.add_argument(
+            "--collection",
+            default=argparse.SUPPRESS,
+            help=f"the memory collection (default: {DEFAULT})",
+        )
 
 
 def memory_command(args: argparse.Namespace) -> int:
@@ -46,17 +49,23 @@ def memory_command(args: argparse.Namespace) -> int:
             out.print("nothing deleted")
             return 1
         held = memory.clear()
-        out.print(f"cleared {held} thought{'s' if held != 1 else ''} from memory "
-                  f"{escape(memory.collection)!r}")
+        out.print(
+            f"cleared {held} thought{'s' if held != 1 else ''} from memory "
+            f"{escape(memory.collection)!r}"
+        )
         return 0
     thoughts = memory.all()
     if not thoughts:
-        out.print(f"[dim]memory {escape(memory.collection)!r} is empty: run with --memory "
-                  "to fill it[/dim]")
+        out.print(
+            f"[dim]memory {escape(memory.collection)!r} is empty: run with --memory "
+            "to fill it[/dim]"
+        )
         return 0
     for thought in thoughts:
-        out.print(f"{thought.id[:8]}  level {thought.level:g}  {thought.created}  "
-                  f"{escape(shorten(thought.text, 100))}")
+        out.print(
+            f"{thought.id[:8]}  level {thought.level:g}  {thought.created}  "
+            f"{escape(shorten(thought.text, 100))}"
+        )
     out.print(f"[dim]{len(thoughts)} thoughts in memory {escape(memory.collection)!r}[/dim]")
     return 0
 
@@ -69,12 +78,15 @@ def _show(out: Console, memory: Memory, ident: str) -> int:
     out.print(f"[bold]thought {thought.id}[/bold]  level {thought.level:g}")
     out.print(escape(thought.text))
     out.print(f"\n[dim]from {where} of: {escape(thought.question)}[/dim]")
-    out.print(f"[dim]thread {escape(thought.thread or '-')}, {where}, model "
-              f"{escape(thought.model or '-')}, {thought.created}[/dim]")
+    out.print(
+        f"[dim]thread {escape(thought.thread or '-')}, {where}, model "
+        f"{escape(thought.model or '-')}, {thought.created}[/dim]"
+    )
     out.print("\n[bold]Built from[/bold]")
     for origin in thought.origins:
-        out.print(escape(f"- {origin.kind} (level {origin.level:g}): {origin.title} — "
-                         f"{origin.source}"))
+        out.print(
+            escape(f"- {origin.kind} (level {origin.level:g}): {origin.title} — {origin.source}")
+        )
     if any(o.kind == "thought" for o in thought.origins):
         out.print("\n[bold]Documents it rests on[/bold]")
         for root in memory.roots(thought):
@@ -88,6 +100,3 @@ def _confirm(memory: Memory) -> bool:
     held = memory.count()
     answer = input(f"delete all {held} thoughts in memory {memory.collection!r}? [y/N] ")
     return answer.strip().lower() in ("y", "yes")
-
-
-

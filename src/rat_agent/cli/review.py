@@ -43,8 +43,10 @@ def _as_text(drafts: list[str]) -> str:
 def ask(out: Console, payload: dict[str, Any], thread: str) -> Any:
     """Ask at the terminal; returns the resume value, or STOP."""
     out.rule("Review the draft")
-    out.print("[dim]Enter: check these steps · e: edit them in $EDITOR · q: stop here "
-              f"(resume later with `rat ask --thread {thread} [--steps FILE]`)[/dim]")
+    out.print(
+        "[dim]Enter: check these steps · e: edit them in $EDITOR · q: stop here "
+        f"(resume later with `rat ask --thread {thread} [--steps FILE]`)[/dim]"
+    )
     choice = input("> ").strip().lower()
     if choice == "q":
         return STOP
@@ -57,8 +59,9 @@ def ask(out: Console, payload: dict[str, Any], thread: str) -> Any:
 
 def _edit(text: str) -> str:
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-    with tempfile.NamedTemporaryFile("w+", suffix=".txt", prefix="rat-draft-",
-                                     delete=False) as file:
+    with tempfile.NamedTemporaryFile(
+        "w+", suffix=".txt", prefix="rat-draft-", delete=False
+    ) as file:
         file.write(text)
         path = file.name
     try:

@@ -41,9 +41,13 @@ def _show_with(saver: Any, thread: str, *, as_json: bool, history: bool) -> int:
         raise ConfigError(f"no run with thread id {thread!r}: see `rat threads`")
     steps: list[Step] = values.get("steps", [])
     pending = snapshot.next or tuple(task.name for task in snapshot.tasks)
-    status = "finished" if not unfinished(snapshot) else (
-        f"unfinished: {len(steps)} of {len(values.get('drafts', []))} steps revised, "
-        f"next {', '.join(pending)}"
+    status = (
+        "finished"
+        if not unfinished(snapshot)
+        else (
+            f"unfinished: {len(steps)} of {len(values.get('drafts', []))} steps revised, "
+            f"next {', '.join(pending)}"
+        )
     )
     if history:
         marks = checkpoints(graph, thread)
@@ -51,12 +55,20 @@ def _show_with(saver: Any, thread: str, *, as_json: bool, history: bool) -> int:
             print(json.dumps([vars(m) for m in marks], indent=2, default=str))
             return 0
         for mark in marks:
-            print(f"{mark.created_at}  {mark.id}  steps revised: {mark.step}  "
-                  f"next: {', '.join(mark.next) or '(finished)'}")
+            print(
+                f"{mark.created_at}  {mark.id}  steps revised: {mark.step}  "
+                f"next: {', '.join(mark.next) or '(finished)'}"
+            )
         return 0
     if as_json:
-        print(json.dumps({"thread": thread, "status": status, **values}, indent=2,
-                         ensure_ascii=False, default=str))
+        print(
+            json.dumps(
+                {"thread": thread, "status": status, **values},
+                indent=2,
+                ensure_ascii=False,
+                default=str,
+            )
+        )
         return 0
     out = Console(highlight=False, soft_wrap=True)
     out.print(f"[bold]{escape(values.get('question', ''))}[/bold]  [dim]{thread} · {status}[/dim]")
@@ -89,8 +101,9 @@ def threads_command() -> int:
 
     with checkpointer() as saver:
         graph = build_graph(checkpointer=saver)
-        threads = [(t, graph.get_state({"configurable": {"thread_id": t}}))
-                   for t in thread_ids(saver)]
+        threads = [
+            (t, graph.get_state({"configurable": {"thread_id": t}})) for t in thread_ids(saver)
+        ]
     out = Console(highlight=False, soft_wrap=True)
     for thread, snapshot in threads:
         state = "unfinished" if unfinished(snapshot) else "finished"

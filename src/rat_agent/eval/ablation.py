@@ -22,8 +22,11 @@ from rat_agent.minecraft.simulator import parse_steps, resolve_item
 from rat_agent.minecraft.tasks import Task
 
 QUERIES = ("rag", "cot_rag", "rat")
-_PRODUCT = re.compile(r"^(?:craft|smelt)\s+\d+\s+(?:.+?\s+into\s+)?(?P<item>[a-z ]+?)"
-                      r"(?:\s+(?:using|with|from)\b.*)?$", re.IGNORECASE)
+_PRODUCT = re.compile(
+    r"^(?:craft|smelt)\s+\d+\s+(?:.+?\s+into\s+)?(?P<item>[a-z ]+?)"
+    r"(?:\s+(?:using|with|from)\b.*)?$",
+    re.IGNORECASE,
+)
 _WRONG_INGREDIENTS = ("cobblestone", "gravel", "string", "flint", "clay ball", "bone")
 
 Search = Callable[[str, int], list[str]]  # (query, k) -> page ids, best first
@@ -50,8 +53,9 @@ def product_of(step: str) -> str | None:
 
 def _inject(step: str, rng: random.Random) -> str:
     """A plausible wrong version: another count, and sometimes a wrong ingredient."""
-    wrong = re.sub(r"\b(\d+)\b", lambda m: str(int(m.group(1)) + rng.choice((1, 2, 3))), step,
-                   count=1)
+    wrong = re.sub(
+        r"\b(\d+)\b", lambda m: str(int(m.group(1)) + rng.choice((1, 2, 3))), step, count=1
+    )
     if rng.random() < 0.5:
         wrong += f" from {rng.choice(_WRONG_INGREDIENTS)}"
     return wrong

@@ -69,9 +69,13 @@ def coverage(needed: Sequence[str], steps: Sequence[dict[str, Any]]) -> tuple[fl
             if source.get("kind") == "thought":
                 thought_text.append(source["snippet"].lower())
             elif source["source"].startswith(SOURCE_PREFIX):
-                pages.add(source["source"][len(SOURCE_PREFIX):])
-    by_thought = [item for item in needed if item not in pages and any(
-        re.search(rf"\b{re.escape(item.replace('_', ' '))}", text) for text in thought_text)]
+                pages.add(source["source"][len(SOURCE_PREFIX) :])
+    by_thought = [
+        item
+        for item in needed
+        if item not in pages
+        and any(re.search(rf"\b{re.escape(item.replace('_', ' '))}", text) for text in thought_text)
+    ]
     covered = sum(item in pages for item in needed) + len(by_thought)
     return covered / max(len(needed), 1), by_thought
 
@@ -93,8 +97,9 @@ def run_sequence(
 
     graph = graph or build_graph()
     settings = {**context, "method": "rat"}
-    tag = hashlib.sha256(json.dumps({"tasks": [t.id for t in tasks], **settings},
-                                    sort_keys=True).encode()).hexdigest()[:12]
+    tag = hashlib.sha256(
+        json.dumps({"tasks": [t.id for t in tasks], **settings}, sort_keys=True).encode()
+    ).hexdigest()[:12]
     path = data_dir() / "eval" / f"evolution-{tag}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     saved = _load(path)
@@ -110,18 +115,26 @@ def run_sequence(
             if key in saved:
                 points.append(saved[key])
                 continue
-            run_settings = {**settings, "memory": arm == "memory",
-                            "memory_collection": memory.collection}
+            run_settings = {
+                **settings,
+                "memory": arm == "memory",
+                "memory_collection": memory.collection,
+            }
             before = memory.count() if arm == "memory" else 0
             stats = RunStats()
             try:
-                output = graph.invoke({"question": task.question}, {"callbacks": [stats]},
-                                      context=run_settings)
+                output = graph.invoke(
+                    {"question": task.question}, {"callbacks": [stats]}, context=run_settings
+                )
             except ConfigError:
                 raise
             except RatError as exc:  # a failed run is a failed plan; the sequence goes on
-                output = {"answer": "", "steps": [], "thoughts": [],
-                          "error": f"{type(exc).__name__}: {exc}"}
+                output = {
+                    "answer": "",
+                    "steps": [],
+                    "thoughts": [],
+                    "error": f"{type(exc).__name__}: {exc}",
+                }
             point = _point(arm, position, task, before, output, stats.summary())
             with path.open("a") as file:
                 file.write(json.dumps(asdict(point)) + "\n")
@@ -131,22 +144,38 @@ def run_sequence(
     return points
 
 
-def _point(arm: str, position: int, task: Task, before: int, output: dict[str, Any],
-           summary: dict[str, Any]) -> Point:
+def _point(
+    arm: str,
+    position: int,
+    task: Task,
+    before: int,
+    output: dict[str, Any],
+    summary: dict[str, Any],
+) -> Point:
     check = check_plan(task.goal, output["answer"])
     reason = output.get("error") or check.reason
     needed = needed_items(task.goal)
     recall, by_thought = coverage(needed, output["steps"])
     notes = output.get("thoughts", [])
     return Point(
-        arm=arm, position=position, task=task.id, thoughts_before=before,
-        executable=check.executable, failed_step=check.failed_step, reason=reason,
-        recall=recall, needed=needed, covered_by_thoughts=by_thought,
-        thoughts_retrieved=sum(s.get("kind") == "thought" for step in output["steps"]
-                               for s in step["sources"]),
+        arm=arm,
+        position=position,
+        task=task.id,
+        thoughts_before=before,
+        executable=check.executable,
+        failed_step=check.failed_step,
+        reason=reason,
+        recall=recall,
+        needed=needed,
+        covered_by_thoughts=by_thought,
+        thoughts_retrieved=sum(
+            s.get("kind") == "thought" for step in output["steps"] for s in step["sources"]
+        ),
         thoughts_stored=sum(n["stored"] for n in notes),
-        answer_calls=int(summary["model_calls"]) - len(notes), thought_calls=len(notes),
-        wall_seconds=float(summary["wall_seconds"]), answer=str(output["answer"]),
+        answer_calls=int(summary["model_calls"]) - len(notes),
+        thought_calls=len(notes),
+        wall_seconds=float(summary["wall_seconds"]),
+        answer=str(output["answer"]),
     )
 
 
@@ -163,9 +192,11 @@ def _load(path: Path) -> dict[tuple[str, int], Point]:
 
 def table(points: Sequence[Point]) -> str:
     """Per arm, over the whole sequence and over its first and second halves."""
-    header = ("| arm | tasks | executable | retrieval recall | recall, first half | "
-              "recall, second half | thoughts retrieved / task | model calls answering | "
-              "model calls making thoughts | thoughts in memory at the end |")
+    header = (
+        "| arm | tasks | executable | retrieval recall | recall, first half | "
+        "recall, second half | thoughts retrieved / task | model calls answering | "
+        "model calls making thoughts | thoughts in memory at the end |"
+    )
     rows = [header, "|" + "---|" * header.count(" | ") + "---|"]
     for arm in ARMS:
         mine = sorted((p for p in points if p.arm == arm), key=lambda p: p.position)
@@ -177,15 +208,24 @@ def table(points: Sequence[Point]) -> str:
             return sum(values) / max(len(values), 1)
 
         end = mine[-1].thoughts_before + mine[-1].thoughts_stored if arm == "memory" else 0
-        rows.append("| " + " | ".join([
-            arm, str(len(mine)), f"{mean([p.executable for p in mine]):.0%}",
-            f"{mean([p.recall for p in mine]):.0%}",
-            f"{mean([p.recall for p in mine[:half]]):.0%}",
-            f"{mean([p.recall for p in mine[half:]]):.0%}",
-            f"{mean([p.thoughts_retrieved for p in mine]):.1f}",
-            f"{mean([p.answer_calls for p in mine]):.1f}",
-            f"{mean([p.thought_calls for p in mine]):.1f}", str(end),
-        ]) + " |")
+        rows.append(
+            "| "
+            + " | ".join(
+                [
+                    arm,
+                    str(len(mine)),
+                    f"{mean([p.executable for p in mine]):.0%}",
+                    f"{mean([p.recall for p in mine]):.0%}",
+                    f"{mean([p.recall for p in mine[:half]]):.0%}",
+                    f"{mean([p.recall for p in mine[half:]]):.0%}",
+                    f"{mean([p.thoughts_retrieved for p in mine]):.1f}",
+                    f"{mean([p.answer_calls for p in mine]):.1f}",
+                    f"{mean([p.thought_calls for p in mine]):.1f}",
+                    str(end),
+                ]
+            )
+            + " |"
+        )
     return "\n".join(rows)
 
 
@@ -201,17 +241,21 @@ def plot(points: Sequence[Point], png: Path, title: str) -> Path:
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.8), layout="constrained")
     for arm, style in zip(ARMS, ("o--", "o-"), strict=True):
         mine = sorted((p for p in points if p.arm == arm), key=lambda p: p.position)
-        xs = [memory_arm[p.position].thoughts_before if p.position in memory_arm
-              else p.thoughts_before for p in mine]
+        xs = [
+            memory_arm[p.position].thoughts_before
+            if p.position in memory_arm
+            else p.thoughts_before
+            for p in mine
+        ]
         running = [sum(q.executable for q in mine[: n + 1]) / (n + 1) for n in range(len(mine))]
         axes[0].plot(xs, [100 * p.recall for p in mine], style, label=arm)
         axes[1].plot(xs, [100 * r for r in running], style, label=arm)
         axes[2].plot(xs, [p.answer_calls for p in mine], style, label=f"{arm}: answering")
         if arm == "memory":
-            axes[2].plot(xs, [p.thought_calls for p in mine], "s:",
-                         label="memory: making thoughts")
-    for ax, label in zip(axes, ("retrieval recall (%)", "executable so far (%)",
-                                "model calls per task"), strict=True):
+            axes[2].plot(xs, [p.thought_calls for p in mine], "s:", label="memory: making thoughts")
+    for ax, label in zip(
+        axes, ("retrieval recall (%)", "executable so far (%)", "model calls per task"), strict=True
+    ):
         ax.set_xlabel("thoughts in memory when the task began")
         ax.set_ylabel(label)
         ax.legend(fontsize="small")

@@ -37,13 +37,50 @@ INSTRUCTION = (
 # What HumanEval solutions use: the built-in types and functions and the standard modules
 # its reference solutions import. pydoc renders their documentation from this interpreter.
 DOC_TOPICS = (
-    "str", "list", "dict", "set", "tuple", "int", "float", "bool", "bytes", "range",
-    "builtins.sorted", "builtins.enumerate", "builtins.zip", "builtins.map", "builtins.filter",
-    "builtins.sum", "builtins.min", "builtins.max", "builtins.abs", "builtins.round",
-    "builtins.len", "builtins.reversed", "builtins.any", "builtins.all", "builtins.ord",
-    "builtins.chr", "builtins.bin", "builtins.hex", "builtins.divmod", "builtins.pow",
-    "builtins.isinstance", "builtins.print", "math", "itertools", "functools", "collections",
-    "re", "string", "heapq", "bisect", "statistics", "hashlib", "fractions", "typing",
+    "str",
+    "list",
+    "dict",
+    "set",
+    "tuple",
+    "int",
+    "float",
+    "bool",
+    "bytes",
+    "range",
+    "builtins.sorted",
+    "builtins.enumerate",
+    "builtins.zip",
+    "builtins.map",
+    "builtins.filter",
+    "builtins.sum",
+    "builtins.min",
+    "builtins.max",
+    "builtins.abs",
+    "builtins.round",
+    "builtins.len",
+    "builtins.reversed",
+    "builtins.any",
+    "builtins.all",
+    "builtins.ord",
+    "builtins.chr",
+    "builtins.bin",
+    "builtins.hex",
+    "builtins.divmod",
+    "builtins.pow",
+    "builtins.isinstance",
+    "builtins.print",
+    "math",
+    "itertools",
+    "functools",
+    "collections",
+    "re",
+    "string",
+    "heapq",
+    "bisect",
+    "statistics",
+    "hashlib",
+    "fractions",
+    "typing",
 )
 
 
@@ -60,8 +97,11 @@ def question(problem: dict[str, Any]) -> str:
 
 
 def cases(problems: Sequence[dict[str, Any]], samples: int = 1) -> list[Case]:
-    return [Case(p["task_id"], question(p), {"task": p["task_id"], "sample": s})
-            for p in problems for s in range(samples)]
+    return [
+        Case(p["task_id"], question(p), {"task": p["task_id"], "sample": s})
+        for p in problems
+        for s in range(samples)
+    ]
 
 
 _BLOCK = re.compile(r"```[ \t]*(?:python|py|Python)?[ \t]*\n(.*?)(?:```|\Z)", re.S)
@@ -85,8 +125,7 @@ def program(problem: dict[str, Any], code: str) -> str:
     """
     defines = re.search(rf"^def {re.escape(problem['entry_point'])}\b", code, re.M)
     body = code if code[:1].isspace() and not defines else "\n    pass\n\n" + code
-    return (f"{problem['prompt']}{body}\n\n{problem['test']}\n\n"
-            f"check({problem['entry_point']})\n")
+    return f"{problem['prompt']}{body}\n\n{problem['test']}\n\ncheck({problem['entry_point']})\n"
 
 
 def _guard(timeout: float, memory_mb: int) -> str:
@@ -103,17 +142,22 @@ def _guard(timeout: float, memory_mb: int) -> str:
     )
 
 
-def run_tests(problem: dict[str, Any], code: str, *, timeout: float = 10.0,
-              memory_mb: int = 1024) -> tuple[bool, str]:
+def run_tests(
+    problem: dict[str, Any], code: str, *, timeout: float = 10.0, memory_mb: int = 1024
+) -> tuple[bool, str]:
     """Run the problem's tests on `code` in a sandboxed interpreter: (passed, why not)."""
     with tempfile.TemporaryDirectory(prefix="rat-humaneval-") as folder:
         script = Path(folder) / "main.py"
         script.write_text(_guard(timeout, memory_mb) + program(problem, code))
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-I", str(script)], cwd=folder, stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                env={"PATH": "/usr/bin:/bin", "HOME": folder}, start_new_session=True,
+                [sys.executable, "-I", str(script)],
+                cwd=folder,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                env={"PATH": "/usr/bin:/bin", "HOME": folder},
+                start_new_session=True,
             )
         except OSError as exc:
             return False, f"could not start the sandbox: {exc}"
@@ -158,8 +202,9 @@ def write_docs(folder: Path, topics: Sequence[str] = DOC_TOPICS) -> list[Path]:
     return files
 
 
-def ensure_docs_collection(collection: str = DOCS_COLLECTION,
-                           topics: Sequence[str] = DOC_TOPICS) -> None:
+def ensure_docs_collection(
+    collection: str = DOCS_COLLECTION, topics: Sequence[str] = DOC_TOPICS
+) -> None:
     """Build the documentation collection (about a minute of embedding on a CPU, once).
 
     Ingest is incremental, so running it every time costs a second and repairs a build that

@@ -8,8 +8,9 @@ from pathlib import Path
 from rat_agent.eval.runner import Result, by_method, mean_stats, pass_at_1
 
 
-def plot(results: Sequence[Result], prefix: Path, title: str,
-         score_name: str = "executable") -> list[Path]:
+def plot(
+    results: Sequence[Result], prefix: Path, title: str, score_name: str = "executable"
+) -> list[Path]:
     """Write <prefix>-score.png and <prefix>-cost.png; returns their paths."""
     import matplotlib
 
@@ -38,18 +39,29 @@ def plot(results: Sequence[Result], prefix: Path, title: str,
     completion = [c["completion_tokens"] for c in costs]
     tokens.bar(names, processed, label="prompt, processed", color="#4C72B0")
     tokens.bar(names, cached, bottom=processed, label="prompt, from cache", color="#A1C9F4")
-    tokens.bar(names, completion, bottom=[p + c for p, c in zip(processed, cached, strict=True)],
-               label="completion", color="#DD8452")
+    tokens.bar(
+        names,
+        completion,
+        bottom=[p + c for p, c in zip(processed, cached, strict=True)],
+        label="completion",
+        color="#DD8452",
+    )
     tokens.set_ylabel("tokens per run (mean)")
     tokens.legend(fontsize="small")
     model = [c["model_seconds"] for c in costs]
     retrieval = [c["retrieval_seconds"] for c in costs]
-    other = [max(0.0, c["wall_seconds"] - m - r) for c, m, r in zip(costs, model, retrieval,
-                                                                        strict=True)]
+    other = [
+        max(0.0, c["wall_seconds"] - m - r) for c, m, r in zip(costs, model, retrieval, strict=True)
+    ]
     wall.bar(names, model, label="model", color="#4C72B0")
     wall.bar(names, retrieval, bottom=model, label="retrieval", color="#55A868")
-    wall.bar(names, other, bottom=[m + r for m, r in zip(model, retrieval, strict=True)],
-             label="other", color="#C44E52")
+    wall.bar(
+        names,
+        other,
+        bottom=[m + r for m, r in zip(model, retrieval, strict=True)],
+        label="other",
+        color="#C44E52",
+    )
     wall.set_ylabel("seconds per run (mean)")
     wall.legend(fontsize="small")
     for ax in (tokens, wall):
@@ -59,4 +71,3 @@ def plot(results: Sequence[Result], prefix: Path, title: str,
     fig.savefig(cost_png, dpi=120)
     plt.close(fig)
     return [score_png, cost_png]
-

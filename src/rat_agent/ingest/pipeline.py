@@ -35,17 +35,66 @@ OVERLAP_TOKENS = 32
 BATCH = 64  # texts per embedding call: the embedder's own batch size
 AVERAGE_WORDS = 150.0  # BM25's mean length, fixed: a growing collection has no stable mean
 _NAMESPACE = uuid.UUID("6f1c0a52-33a4-4c35-9a53-5d6c1b4b7a10")
-_SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv",
-              ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", "dist", "build"}
-_CODE = {
-    ".py": "python", ".js": "js", ".mjs": "js", ".jsx": "js", ".ts": "ts", ".tsx": "ts",
-    ".go": "go", ".rs": "rust", ".java": "java", ".kt": "kotlin", ".scala": "scala",
-    ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".hpp": "cpp", ".cs": "csharp",
-    ".rb": "ruby", ".php": "php", ".swift": "swift", ".lua": "lua", ".hs": "haskell",
-    ".ex": "elixir", ".exs": "elixir", ".sol": "sol", ".proto": "proto", ".tex": "latex",
+_SKIP_DIRS = {
+    ".git",
+    ".hg",
+    ".svn",
+    "node_modules",
+    "__pycache__",
+    ".venv",
+    "venv",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".tox",
+    "dist",
+    "build",
 }
-_TEXT = {".txt", ".text", ".csv", ".json", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".sh",
-         ".sql", ".xml", ".log", ".org"}
+_CODE = {
+    ".py": "python",
+    ".js": "js",
+    ".mjs": "js",
+    ".jsx": "js",
+    ".ts": "ts",
+    ".tsx": "ts",
+    ".go": "go",
+    ".rs": "rust",
+    ".java": "java",
+    ".kt": "kotlin",
+    ".scala": "scala",
+    ".c": "c",
+    ".h": "c",
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".hpp": "cpp",
+    ".cs": "csharp",
+    ".rb": "ruby",
+    ".php": "php",
+    ".swift": "swift",
+    ".lua": "lua",
+    ".hs": "haskell",
+    ".ex": "elixir",
+    ".exs": "elixir",
+    ".sol": "sol",
+    ".proto": "proto",
+    ".tex": "latex",
+}
+_TEXT = {
+    ".txt",
+    ".text",
+    ".csv",
+    ".json",
+    ".yaml",
+    ".yml",
+    ".toml",
+    ".ini",
+    ".cfg",
+    ".sh",
+    ".sql",
+    ".xml",
+    ".log",
+    ".org",
+}
 _MARKDOWN = {".md", ".markdown", ".mdx"}
 _HTML = {".html", ".htm", ".xhtml"}
 _PDF = {".pdf"}
@@ -147,12 +196,17 @@ def load(item: str, *, allow_private: fetch.Allow | None = None) -> Loaded:
 
 def _load_url(url: str, allow_private: fetch.Allow | None) -> Loaded:
     try:
-        page = fetch.fetch(url, allow_private=allow_private,
-                           accept=(*fetch.TEXT_TYPES, "application/pdf"))
+        page = fetch.fetch(
+            url, allow_private=allow_private, accept=(*fetch.TEXT_TYPES, "application/pdf")
+        )
     except fetch.FetchError as exc:
         raise SkipError(str(exc)) from None
-    kind = {"text/html": "html", "application/xhtml+xml": "html", "application/pdf": "pdf",
-            "text/markdown": "markdown"}.get(page.content_type, "text")
+    kind = {
+        "text/html": "html",
+        "application/xhtml+xml": "html",
+        "application/pdf": "pdf",
+        "text/markdown": "markdown",
+    }.get(page.content_type, "text")
     if kind == "pdf" and page.truncated:
         raise SkipError(f"larger than {fetch.MAX_BYTES:,} bytes")  # a cut PDF does not parse
     name = page.url.rstrip("/").rsplit("/", 1)[-1] or page.url
@@ -170,8 +224,9 @@ def _parse(source: str, name: str, data: bytes, kind: str, charset: str | None) 
         if kind == "html":
             title, text = passages.html_to_text(raw)
         elif kind == "markdown":
-            title = next((line.lstrip("#").strip() for line in raw.splitlines()
-                          if line.startswith("# ")), "")
+            title = next(
+                (line.lstrip("#").strip() for line in raw.splitlines() if line.startswith("# ")), ""
+            )
     if not text.strip():
         raise SkipError("no text in it")
     return Loaded(source, title or name, text, kind)
@@ -202,8 +257,7 @@ class Chunk:
     metadata: dict[str, object]
 
 
-def chunk(doc: Loaded, *, tokens: int = CHUNK_TOKENS, overlap: int = OVERLAP_TOKENS
-          ) -> list[Chunk]:
+def chunk(doc: Loaded, *, tokens: int = CHUNK_TOKENS, overlap: int = OVERLAP_TOKENS) -> list[Chunk]:
     language = None if doc.kind in ("html", "pdf", "text") else doc.kind
     texts = passages.split_text(doc.text, tokens=tokens, overlap=overlap, language=language)
     digest = hashlib.sha256(doc.text.encode()).hexdigest()
@@ -214,8 +268,12 @@ def chunk(doc: Loaded, *, tokens: int = CHUNK_TOKENS, overlap: int = OVERLAP_TOK
         occurrence = seen[text_hash] = seen.get(text_hash, -1) + 1  # a repeated passage
         point_id = str(uuid.uuid5(_NAMESPACE, f"{doc.source}\0{text_hash}\0{occurrence}"))
         metadata: dict[str, object] = {
-            "title": doc.title, "source": doc.source, "position": position,
-            "chunks": len(texts), "sha256": digest, "kind": doc.kind,
+            "title": doc.title,
+            "source": doc.source,
+            "position": position,
+            "chunks": len(texts),
+            "sha256": digest,
+            "kind": doc.kind,
         }
         chunks.append(Chunk(point_id, text, metadata))
     return chunks
@@ -237,14 +295,24 @@ def _stored_chunks(
     """
     stored: dict[str, dict[str, dict[str, object]]] = {}
     for start in range(0, len(sources), _SCAN_SOURCES):
-        wanted = models.Filter(must=[models.FieldCondition(
-            key="metadata.source",
-            match=models.MatchAny(any=list(sources[start:start + _SCAN_SOURCES])))])
+        wanted = models.Filter(
+            must=[
+                models.FieldCondition(
+                    key="metadata.source",
+                    match=models.MatchAny(any=list(sources[start : start + _SCAN_SOURCES])),
+                )
+            ]
+        )
         offset = None
         while True:
-            records, offset = client.scroll(collection, scroll_filter=wanted, limit=1024,
-                                            offset=offset, with_payload=["metadata"],
-                                            with_vectors=False)
+            records, offset = client.scroll(
+                collection,
+                scroll_filter=wanted,
+                limit=1024,
+                offset=offset,
+                with_payload=["metadata"],
+                with_vectors=False,
+            )
             for record in records:
                 metadata = dict((record.payload or {}).get("metadata") or {})
                 stored.setdefault(str(metadata.get("source")), {})[str(record.id)] = metadata
@@ -350,16 +418,19 @@ def _batches(
     items: Sequence[tuple[_Pending, Chunk]], size: int
 ) -> Iterable[Sequence[tuple[_Pending, Chunk]]]:
     for start in range(0, len(items), size):
-        yield items[start:start + size]
+        yield items[start : start + size]
 
 
 def _store(collection: str, chunks: Sequence[Chunk]) -> None:
     texts = [c.text for c in chunks]
     dense = get_embeddings().embed_documents(texts)
-    sparse = hybrid.sparse_documents(texts, [(str(c.metadata["title"]),) for c in chunks],
-                                     average=AVERAGE_WORDS)
-    points = [hybrid.point(c.id, c.text, c.metadata, vector, lexical)
-              for c, vector, lexical in zip(chunks, dense, sparse, strict=True)]
+    sparse = hybrid.sparse_documents(
+        texts, [(str(c.metadata["title"]),) for c in chunks], average=AVERAGE_WORDS
+    )
+    points = [
+        hybrid.point(c.id, c.text, c.metadata, vector, lexical)
+        for c, vector, lexical in zip(chunks, dense, sparse, strict=True)
+    ]
     with locked_client() as client:
         client.upsert(collection, points, wait=True)
 
@@ -368,11 +439,17 @@ def _finish(collection: str, item: _Pending) -> int:
     """Once all new chunks are stored: refresh moved chunks, then drop the stale ones."""
     with locked_client() as client:
         if item.refresh:
-            client.batch_update_points(collection, [
-                models.SetPayloadOperation(set_payload=models.SetPayload(
-                    payload={"metadata": c.metadata}, points=[c.id]))
-                for c in item.refresh
-            ])
+            client.batch_update_points(
+                collection,
+                [
+                    models.SetPayloadOperation(
+                        set_payload=models.SetPayload(
+                            payload={"metadata": c.metadata}, points=[c.id]
+                        )
+                    )
+                    for c in item.refresh
+                ],
+            )
         if item.stale:
             stale: list[models.ExtendedPointId] = list(item.stale)
             client.delete(collection, points_selector=models.PointIdsList(points=stale))

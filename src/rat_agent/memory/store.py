@@ -72,7 +72,7 @@ def level_of(origins: Sequence[Origin]) -> float:
 
 
 def thought_id(source: str) -> str | None:
-    return source[len(SOURCE_PREFIX):] if source.startswith(SOURCE_PREFIX) else None
+    return source[len(SOURCE_PREFIX) :] if source.startswith(SOURCE_PREFIX) else None
 
 
 class Memory:
@@ -92,13 +92,17 @@ class Memory:
                 return False
             metadata = client.get_collection(self.collection).config.metadata or {}
         if metadata.get("made_by") != MADE_BY or metadata.get("kind") != KIND:
-            raise ConfigError(f"the Qdrant collection {self.collection!r} is not a thought "
-                              "memory (it holds documents); name another memory_collection")
+            raise ConfigError(
+                f"the Qdrant collection {self.collection!r} is not a thought "
+                "memory (it holds documents); name another memory_collection"
+            )
         wanted = collection_metadata()
         if metadata.get("embedding") != wanted["embedding"]:
-            raise ConfigError(f"the memory {self.collection!r} was embedded with another model "
-                              f"({metadata.get('embedding')}); clear it with "
-                              f"`rat memory clear --collection {self.collection}`")
+            raise ConfigError(
+                f"the memory {self.collection!r} was embedded with another model "
+                f"({metadata.get('embedding')}); clear it with "
+                f"`rat memory clear --collection {self.collection}`"
+            )
         return True
 
     # --- reading ------------------------------------------------------------------------
@@ -111,18 +115,26 @@ class Memory:
         """
         if k < 1 or not query.strip() or not self.exists():
             return []
-        dense = models.Prefetch(query=get_embeddings().embed_query(query), using=hybrid.DENSE,
-                                limit=40, score_threshold=min_score)
+        dense = models.Prefetch(
+            query=get_embeddings().embed_query(query),
+            using=hybrid.DENSE,
+            limit=40,
+            score_threshold=min_score,
+        )
         lexical = hybrid.sparse_query(query)
         prefetch = [dense]
         if lexical.indices:
-            prefetch.append(models.Prefetch(query=lexical, using=hybrid.SPARSE, limit=40,
-                                            prefetch=dense))
+            prefetch.append(
+                models.Prefetch(query=lexical, using=hybrid.SPARSE, limit=40, prefetch=dense)
+            )
         with locked_client(_WHAT) as client:
             points = client.query_points(
-                self.collection, prefetch=prefetch,
-                query=models.FusionQuery(fusion=models.Fusion.DBSF), limit=k,
-                with_payload=True).points
+                self.collection,
+                prefetch=prefetch,
+                query=models.FusionQuery(fusion=models.Fusion.DBSF),
+                limit=k,
+                with_payload=True,
+            ).points
         return [as_document(_thought(point.payload or {})) for point in points]
 
     def nearest(self, vector: Sequence[float]) -> tuple[float, Thought | None]:
@@ -130,9 +142,9 @@ class Memory:
         if not self.exists():
             return 0.0, None
         with locked_client(_WHAT) as client:
-            points = client.query_points(self.collection, query=list(vector),
-                                         using=hybrid.DENSE, limit=1,
-                                         with_payload=True).points
+            points = client.query_points(
+                self.collection, query=list(vector), using=hybrid.DENSE, limit=1, with_payload=True
+            ).points
         if not points:
             return 0.0, None
         return float(points[0].score), _thought(points[0].payload or {})
@@ -153,8 +165,9 @@ class Memory:
         offset: Any = None
         with locked_client(_WHAT) as client:
             while True:
-                points, offset = client.scroll(self.collection, limit=_SCROLL, offset=offset,
-                                               with_payload=True)
+                points, offset = client.scroll(
+                    self.collection, limit=_SCROLL, offset=offset, with_payload=True
+                )
                 thoughts.extend(_thought(p.payload or {}) for p in points)
                 if offset is None:
                     break
@@ -166,8 +179,10 @@ class Memory:
             return {}
         with locked_client(_WHAT) as client:
             points = client.retrieve(self.collection, list(ids), with_payload=True)
-        return {str(p.id): float((p.payload or {}).get("metadata", {}).get("level", 2.0))
-                for p in points}
+        return {
+            str(p.id): float((p.payload or {}).get("metadata", {}).get("level", 2.0))
+            for p in points
+        }
 
     def roots(self, thought: Thought) -> list[Origin]:
         """The raw documents a thought rests on, through the thoughts it was built from."""
@@ -195,8 +210,9 @@ class Memory:
     # --- writing ------------------------------------------------------------------------
 
     def add(self, thought: Thought, vector: Sequence[float]) -> None:
-        sparse = hybrid.sparse_documents([thought.text], [[thought.question]],
-                                         average=_AVERAGE_WORDS)[0]
+        sparse = hybrid.sparse_documents(
+            [thought.text], [[thought.question]], average=_AVERAGE_WORDS
+        )[0]
         point = hybrid.point(thought.id, thought.text, _metadata(thought), vector, sparse)
         exists = self.exists()
         with locked_client(_WHAT) as client:
@@ -236,10 +252,16 @@ class ThoughtRetriever(BaseRetriever):
 
 def as_document(thought: Thought) -> Document:
     """A thought as the retrieve node reads documents: kind, level and provenance in metadata."""
-    return Document(page_content=thought.text, metadata={
-        "kind": "thought", "title": thought.title, "source": thought.source, "id": thought.id,
-        "level": thought.level,
-    })
+    return Document(
+        page_content=thought.text,
+        metadata={
+            "kind": "thought",
+            "title": thought.title,
+            "source": thought.source,
+            "id": thought.id,
+            "level": thought.level,
+        },
+    )
 
 
 def embed(texts: Sequence[str]) -> list[list[float]]:
@@ -266,5 +288,3 @@ def _thought(payload: dict[str, Any]) -> Thought:
     meta = dict(payload.get("metadata") or {})
     origins = tuple(Origin(**o) for o in meta.pop("origins", []) or [])
     return Thought(text=str(payload.get("page_content", "")), origins=origins, **meta)
-
-

@@ -44,25 +44,60 @@ LOGS = tuple(
     for kind in ("log", "wood")
 )
 COLORS = (
-    "white", "orange", "magenta", "light_blue", "yellow", "lime", "pink", "gray",
-    "light_gray", "cyan", "purple", "blue", "brown", "green", "red", "black",
+    "white",
+    "orange",
+    "magenta",
+    "light_blue",
+    "yellow",
+    "lime",
+    "pink",
+    "gray",
+    "light_gray",
+    "cyan",
+    "purple",
+    "blue",
+    "brown",
+    "green",
+    "red",
+    "black",
 )
 IRON_GEAR = (
-    "iron_pickaxe", "iron_shovel", "iron_axe", "iron_hoe", "iron_sword", "iron_helmet",
-    "iron_chestplate", "iron_leggings", "iron_boots", "iron_horse_armor", "chainmail_helmet",
-    "chainmail_chestplate", "chainmail_leggings", "chainmail_boots",
+    "iron_pickaxe",
+    "iron_shovel",
+    "iron_axe",
+    "iron_hoe",
+    "iron_sword",
+    "iron_helmet",
+    "iron_chestplate",
+    "iron_leggings",
+    "iron_boots",
+    "iron_horse_armor",
+    "chainmail_helmet",
+    "chainmail_chestplate",
+    "chainmail_leggings",
+    "chainmail_boots",
 )
 _GOLD_GEAR = (
-    "golden_pickaxe", "golden_shovel", "golden_axe", "golden_hoe", "golden_sword",
-    "golden_helmet", "golden_chestplate", "golden_leggings", "golden_boots",
+    "golden_pickaxe",
+    "golden_shovel",
+    "golden_axe",
+    "golden_hoe",
+    "golden_sword",
+    "golden_helmet",
+    "golden_chestplate",
+    "golden_leggings",
+    "golden_boots",
     "golden_horse_armor",
 )
 
 # (inputs, output, appliance that also works besides the furnace)
 SMELTING: tuple[tuple[tuple[str, ...], str, str | None], ...] = (
     (("raw_iron", "iron_ore", "deepslate_iron_ore"), "iron_ingot", "blast_furnace"),
-    (("raw_gold", "gold_ore", "deepslate_gold_ore", "nether_gold_ore"), "gold_ingot",
-     "blast_furnace"),
+    (
+        ("raw_gold", "gold_ore", "deepslate_gold_ore", "nether_gold_ore"),
+        "gold_ingot",
+        "blast_furnace",
+    ),
     (("raw_copper", "copper_ore", "deepslate_copper_ore"), "copper_ingot", "blast_furnace"),
     (("ancient_debris",), "netherite_scrap", "blast_furnace"),
     (("coal_ore", "deepslate_coal_ore"), "coal", "blast_furnace"),
@@ -108,11 +143,29 @@ SMELTING: tuple[tuple[tuple[str, ...], str, str | None], ...] = (
 
 # Items smelted per fuel item in a furnace (10 s per item).
 FUELS: Mapping[str, str] = {
-    "coal": "8", "charcoal": "8", "coal_block": "80", "lava_bucket": "100", "blaze_rod": "12",
-    "dried_kelp_block": "20", "stick": "0.5", "bamboo": "0.25",
+    "coal": "8",
+    "charcoal": "8",
+    "coal_block": "80",
+    "lava_bucket": "100",
+    "blaze_rod": "12",
+    "dried_kelp_block": "20",
+    "stick": "0.5",
+    "bamboo": "0.25",
     **{log: "1.5" for log in LOGS},
-    **{f"{wood}_planks": "1.5" for wood in ("oak", "spruce", "birch", "jungle", "acacia",
-                                             "cherry", "dark_oak", "mangrove", "bamboo")},
+    **{
+        f"{wood}_planks": "1.5"
+        for wood in (
+            "oak",
+            "spruce",
+            "birch",
+            "jungle",
+            "acacia",
+            "cherry",
+            "dark_oak",
+            "mangrove",
+            "bamboo",
+        )
+    },
 }
 
 # Worded as a fact, not an instruction: told to "put the fuel in the bottom slot", the 1.5B
@@ -124,9 +177,19 @@ _FUEL_HINT = (
 
 # What the loot data gets wrong: it ignores how many items an ore drops.
 ORE_DROP_COUNTS: Mapping[str, str] = {
-    "coal": "1", "diamond": "1", "emerald": "1", "raw_iron": "1", "raw_gold": "1",
-    "raw_copper": "2-5", "lapis_lazuli": "4-9", "redstone": "4-5", "quartz": "1",
-    "gold_nugget": "2-6", "clay_ball": "4", "glowstone_dust": "2-4", "melon_slice": "3-7",
+    "coal": "1",
+    "diamond": "1",
+    "emerald": "1",
+    "raw_iron": "1",
+    "raw_gold": "1",
+    "raw_copper": "2-5",
+    "lapis_lazuli": "4-9",
+    "redstone": "4-5",
+    "quartz": "1",
+    "gold_nugget": "2-6",
+    "clay_ball": "4",
+    "glowstone_dust": "2-4",
+    "melon_slice": "3-7",
 }
 
 _EXTRA_OBTAIN: Mapping[str, str] = {
@@ -142,8 +205,17 @@ _EXTRA_OBTAIN: Mapping[str, str] = {
             f"Smithing: at a Smithing Table, combine a Diamond {gear.title()} with a Netherite "
             "Ingot and a Netherite Upgrade Smithing Template."
         )
-        for gear in ("pickaxe", "axe", "shovel", "hoe", "sword", "helmet", "chestplate",
-                     "leggings", "boots")
+        for gear in (
+            "pickaxe",
+            "axe",
+            "shovel",
+            "hoe",
+            "sword",
+            "helmet",
+            "chestplate",
+            "leggings",
+            "boots",
+        )
     },
     "egg": "Chickens lay an Egg every 5 to 10 minutes; pick it up from the ground.",
     "honeycomb": "Use Shears on a full Beehive or Bee Nest.",
@@ -161,28 +233,107 @@ TIERS = ("wooden", "stone", "iron", "diamond", "netherite")
 # Blocks a recipe or a furnace makes that also occur in the world, ready to mine. Any other
 # made block (a chest, a torch, planks) exists only once someone made and placed it: mining
 # it is not a way to obtain it from an empty inventory.
-NATURAL_MADE_BLOCKS = frozenset({
-    "stone", "deepslate", "granite", "diorite", "andesite", "clay", "snow_block", "packed_ice",
-    "blue_ice", "glowstone", "melon", "sandstone", "red_sandstone", "terracotta",
-    "coarse_dirt", "mossy_cobblestone", "magma_block", "bone_block", "dripstone_block",
-    "amethyst_block", "prismarine", "smooth_basalt",
-    *(f"{color}_terracotta" for color in ("orange", "yellow", "brown", "red", "white",
-                                          "light_gray")),
-})
+NATURAL_MADE_BLOCKS = frozenset(
+    {
+        "stone",
+        "deepslate",
+        "granite",
+        "diorite",
+        "andesite",
+        "clay",
+        "snow_block",
+        "packed_ice",
+        "blue_ice",
+        "glowstone",
+        "melon",
+        "sandstone",
+        "red_sandstone",
+        "terracotta",
+        "coarse_dirt",
+        "mossy_cobblestone",
+        "magma_block",
+        "bone_block",
+        "dripstone_block",
+        "amethyst_block",
+        "prismarine",
+        "smooth_basalt",
+        *(
+            f"{color}_terracotta"
+            for color in ("orange", "yellow", "brown", "red", "white", "light_gray")
+        ),
+    }
+)
 
 # Items every plan needs: listed first among an ingredient's uses.
 _ESSENTIAL_USES = (
-    "crafting_table", "stick", "oak_planks", "torch", "furnace", "chest", "wooden_pickaxe",
-    "stone_pickaxe", "iron_pickaxe", "diamond_pickaxe", "wooden_axe", "stone_axe",
-    "iron_axe", "diamond_axe", "wooden_sword", "stone_sword", "iron_sword", "diamond_sword",
-    "wooden_shovel", "stone_shovel", "iron_shovel", "diamond_shovel", "bucket", "shears",
-    "iron_block", "gold_block", "diamond_block", "bread", "bow", "arrow", "bed",
-    "white_bed", "ladder", "book", "bookshelf", "enchanting_table", "anvil", "compass",
-    "clock", "rail", "piston", "redstone_torch", "blast_furnace", "smoker", "iron_helmet",
-    "iron_chestplate", "iron_leggings", "iron_boots", "diamond_helmet", "diamond_chestplate",
-    "diamond_leggings", "diamond_boots", "flint_and_steel", "fishing_rod", "paper", "glass",
-    "glass_bottle", "oak_door", "oak_boat", "minecart", "cake", "golden_apple", "lantern",
-    "campfire", "smithing_table", "stonecutter", "beacon", "netherite_ingot",
+    "crafting_table",
+    "stick",
+    "oak_planks",
+    "torch",
+    "furnace",
+    "chest",
+    "wooden_pickaxe",
+    "stone_pickaxe",
+    "iron_pickaxe",
+    "diamond_pickaxe",
+    "wooden_axe",
+    "stone_axe",
+    "iron_axe",
+    "diamond_axe",
+    "wooden_sword",
+    "stone_sword",
+    "iron_sword",
+    "diamond_sword",
+    "wooden_shovel",
+    "stone_shovel",
+    "iron_shovel",
+    "diamond_shovel",
+    "bucket",
+    "shears",
+    "iron_block",
+    "gold_block",
+    "diamond_block",
+    "bread",
+    "bow",
+    "arrow",
+    "bed",
+    "white_bed",
+    "ladder",
+    "book",
+    "bookshelf",
+    "enchanting_table",
+    "anvil",
+    "compass",
+    "clock",
+    "rail",
+    "piston",
+    "redstone_torch",
+    "blast_furnace",
+    "smoker",
+    "iron_helmet",
+    "iron_chestplate",
+    "iron_leggings",
+    "iron_boots",
+    "diamond_helmet",
+    "diamond_chestplate",
+    "diamond_leggings",
+    "diamond_boots",
+    "flint_and_steel",
+    "fishing_rod",
+    "paper",
+    "glass",
+    "glass_bottle",
+    "oak_door",
+    "oak_boat",
+    "minecart",
+    "cake",
+    "golden_apple",
+    "lantern",
+    "campfire",
+    "smithing_table",
+    "stonecutter",
+    "beacon",
+    "netherite_ingot",
 )
 
 
@@ -254,7 +405,9 @@ class GameData:
                 for d in drops
             )
             shears_block = others and any(
-                d["item"] == block and d["dropChance"] < 1 and not d.get("silkTouch")
+                d["item"] == block
+                and d["dropChance"] < 1
+                and not d.get("silkTouch")
                 and not d.get("blockAge")
                 for d in drops
             )
@@ -448,11 +601,18 @@ def _smelting_lines(data: GameData, name: str, secondary: bool) -> list[str]:
         if all(i.endswith("_ore") or i in recycled for i in inputs) != secondary:
             continue
         titles = [data.title(i) for i in inputs]
-        source = titles[0] if len(titles) == 1 else (
-            f"{titles[0]} (or {_join(titles[1:4])}{', or similar' if len(titles) > 4 else ''})")
+        source = (
+            titles[0]
+            if len(titles) == 1
+            else (
+                f"{titles[0]} (or {_join(titles[1:4])}{', or similar' if len(titles) > 4 else ''})"
+            )
+        )
         also = f" (or {_a(data.title(other))}, faster)" if other else ""
-        lines.append(f"Smelting: 1 {source} + 1 Oak Planks (or Planks of any other kind) as "
-                     f"fuel gives 1 {data.title(name)} in a Furnace{also}.")
+        lines.append(
+            f"Smelting: 1 {source} + 1 Oak Planks (or Planks of any other kind) as "
+            f"fuel gives 1 {data.title(name)} in a Furnace{also}."
+        )
     return lines
 
 
@@ -482,8 +642,9 @@ def _mining_lines(data: GameData, name: str) -> list[str]:
             silk = f"only a Silk Touch {tool_kind} makes {titles} drop itself."
             drops = _natural_drops(data, name) if blocks == [name] else []
             if drops:  # what mining it is for comes first: an ore's page says how to mine it
-                lines.append(f"Mining: mine {titles}{using}; it drops {_join(drops)}, not "
-                             f"itself: {silk}")
+                lines.append(
+                    f"Mining: mine {titles}{using}; it drops {_join(drops)}, not itself: {silk}"
+                )
             else:
                 lines.append(f"Mining: {silk}")
         elif how == "shears":
@@ -498,21 +659,23 @@ def _mining_lines(data: GameData, name: str) -> list[str]:
                 f"Mining: mine a placed or natural {titles}{hand}; it drops itself.{nothing}"
             )
         else:
-            ore_like = all(b.endswith("_ore") or b in ("clay", "glowstone", "melon")
-                           for b in blocks)
+            ore_like = all(
+                b.endswith("_ore") or b in ("clay", "glowstone", "melon") for b in blocks
+            )
             count = ORE_DROP_COUNTS.get(name, "") if ore_like else ""
             verb = "sometimes drops" if how == "chance" else "drops"
-            lines.append(
-                f"Mining: mine {titles}{using}; it {verb} {count} {data.title(name)}.{nothing}"
-                .replace("  ", " ")
-            )
+            line = f"Mining: mine {titles}{using}; it {verb} {count} {data.title(name)}.{nothing}"
+            lines.append(line.replace("  ", " "))
     return lines
 
 
 def _natural_drops(data: GameData, block: str) -> list[str]:
     """What a block drops when mined without Silk Touch (Iron Ore: Raw Iron)."""
-    return sorted(data.title(item) for item, sources in data.dropped_by.items() if item != block
-                  and (block, "always") in sources)
+    return sorted(
+        data.title(item)
+        for item, sources in data.dropped_by.items()
+        if item != block and (block, "always") in sources
+    )
 
 
 def _mob_lines(data: GameData, name: str) -> list[str]:
@@ -533,8 +696,9 @@ def _uses_lines(data: GameData, name: str) -> list[str]:
     uses = data.uses.get(name, set())
     if uses:
         priority = {item: i for i, item in enumerate(_ESSENTIAL_USES)}
-        ranked = sorted(uses, key=lambda u: (priority.get(u, len(priority)),
-                                             -len(data.uses.get(u, ())), u))
+        ranked = sorted(
+            uses, key=lambda u: (priority.get(u, len(priority)), -len(data.uses.get(u, ())), u)
+        )
         shown = [data.title(u) for u in ranked[:6]]
         more = f" and {len(uses) - 6} more" if len(uses) > 6 else ""
         lines.append(f"Ingredient for {_join(shown, 'and')}{more}.")
@@ -547,8 +711,11 @@ def _uses_lines(data: GameData, name: str) -> list[str]:
     if kind == "pickaxe" and tier in TIERS:
         needs_this = sorted(b for b, tool in data.tier_needed.items() if tool == name)
         if needs_this:
-            shown = [data.title(b) for b in needs_this if "ore" in b or "obsidian" in b
-                     or b == "ancient_debris"] or [data.title(b) for b in needs_this]
+            shown = [
+                data.title(b)
+                for b in needs_this
+                if "ore" in b or "obsidian" in b or b == "ancient_debris"
+            ] or [data.title(b) for b in needs_this]
             lines.append(
                 f"It is the lowest pickaxe tier that can mine {_join(shown[:6], 'and')}"
                 f"{' and more' if len(shown) > 6 else ''}."

@@ -77,8 +77,11 @@ class _Planner:
                 for source in inputs:
                     if source in recycled or source.endswith("_ore"):
                         continue
-                    if source in RAW_SOURCES or self.world.data.crafted.get(source) \
-                            or self._smelt_source(source):
+                    if (
+                        source in RAW_SOURCES
+                        or self.world.data.crafted.get(source)
+                        or self._smelt_source(source)
+                    ):
                         return source
         return None
 
@@ -91,15 +94,20 @@ class _Planner:
         fuel = "oak_planks"
         fuel_count = math.ceil(need / Fraction(FUELS[fuel]))
         self.obtain(fuel, fuel_count)
-        self.step(f"smelt {need} {self.say(source)} into {self.say(name)} "
-                  f"using {fuel_count} {self.say(fuel)} as fuel")
+        self.step(
+            f"smelt {need} {self.say(source)} into {self.say(name)} "
+            f"using {fuel_count} {self.say(fuel)} as fuel"
+        )
         self.inventory[source] -= need
         self.inventory[fuel] -= fuel_count
         self.inventory[name] += need
 
     def craft(self, name: str, need: int) -> None:
-        recipes = [r for r in self.world.data.crafted.get(name, [])
-                   if not (r.count == 9 and r.amounts == [1])]
+        recipes = [
+            r
+            for r in self.world.data.crafted.get(name, [])
+            if not (r.count == 9 and r.amounts == [1])
+        ]
         if not recipes:
             raise PlanError(f"no way to obtain {name}")
         failure: PlanError | None = None
@@ -148,8 +156,9 @@ PICKAXE_TIERS = ("hand", *(f"{tier}_pickaxe" for tier in TIERS[:-1]))
 def plan_with_tier(goal: str) -> tuple[str, str]:
     planner = _Planner(game_world())
     planner.obtain(resolve_item(goal), 1)
-    text = "\n".join(f"STEP {k}: {s[:1].upper()}{s[1:]}"
-                     for k, s in enumerate(planner.steps, start=1))
+    text = "\n".join(
+        f"STEP {k}: {s[:1].upper()}{s[1:]}" for k, s in enumerate(planner.steps, start=1)
+    )
     return text, PICKAXE_TIERS[planner.tier]
 
 

@@ -72,74 +72,206 @@ class PlanError(Exception):
 # --- vocabulary -----------------------------------------------------------------------------
 
 _NUMBER_WORDS = {
-    "a": 1, "an": 1, "one": 1, "single": 1, "two": 2, "three": 3, "four": 4, "five": 5,
-    "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "single": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
 }
 _VERBS: dict[str, Action] = {}
 for _words, _action in (
-    ("mine mining mined dig digging break breaking punch punching chop chopping cut cutting "
-     "harvest harvesting collect collecting gather gathering kill killing hunt hunting slay "
-     "pick", "mine"),
-    ("craft crafting crafted assemble assembling combine combining turn turning convert "
-     "converting", "craft"),
+    (
+        "mine mining mined dig digging break breaking punch punching chop chopping cut cutting "
+        "harvest harvesting collect collecting gather gathering kill killing hunt hunting slay "
+        "pick",
+        "mine",
+    ),
+    (
+        "craft crafting crafted assemble assembling combine combining turn turning convert "
+        "converting",
+        "craft",
+    ),
     ("smelt smelting smelted cook cooking cooked roast burn burning", "smelt"),
-    ("get getting obtain obtaining acquire acquiring make making create creating produce "
-     "producing build building", "any"),
+    (
+        "get getting obtain obtaining acquire acquiring make making create creating produce "
+        "producing build building",
+        "any",
+    ),
 ):
     for _word in _words.split():
         _VERBS[_word] = _action  # type: ignore[assignment]
-_NOTE_VERBS = frozenset({
-    "place", "put", "open", "equip", "hold", "select", "find", "locate", "go", "walk",
-    "travel", "explore", "look", "search", "wait", "return", "navigate", "move", "stand",
-    "click", "right", "left", "ensure", "note", "check", "keep", "store", "drop", "stay",
-    "sleep", "eat",
-})
+_NOTE_VERBS = frozenset(
+    {
+        "place",
+        "put",
+        "open",
+        "equip",
+        "hold",
+        "select",
+        "find",
+        "locate",
+        "go",
+        "walk",
+        "travel",
+        "explore",
+        "look",
+        "search",
+        "wait",
+        "return",
+        "navigate",
+        "move",
+        "stand",
+        "click",
+        "right",
+        "left",
+        "ensure",
+        "note",
+        "check",
+        "keep",
+        "store",
+        "drop",
+        "stay",
+        "sleep",
+        "eat",
+    }
+)
 # Words between a count and its item: "3 pieces of iron ore", "2 more sticks".
-_FILLER = frozenset({
-    "more", "extra", "additional", "piece", "pieces", "of", "unit", "units", "total", "pcs",
-    "x", "block", "blocks",
-})
+_FILLER = frozenset(
+    {
+        "more",
+        "extra",
+        "additional",
+        "piece",
+        "pieces",
+        "of",
+        "unit",
+        "units",
+        "total",
+        "pcs",
+        "x",
+        "block",
+        "blocks",
+    }
+)
 # The last one of these before a mention is its role in the step.
-_PREPS = frozenset({
-    "into", "to", "from", "with", "using", "use", "fuel", "as", "for", "at", "in", "on", "by",
-    "out",
-})
+_PREPS = frozenset(
+    {
+        "into",
+        "to",
+        "from",
+        "with",
+        "using",
+        "use",
+        "fuel",
+        "as",
+        "for",
+        "at",
+        "in",
+        "on",
+        "by",
+        "out",
+    }
+)
 _INGREDIENT_PREPS = frozenset({"from", "with", "using", "use", "out", "by"})
 _STATIONS = frozenset({"crafting_table", "furnace", "blast_furnace", "smoker"})
 _TOOL_KINDS = ("pickaxe", "axe", "shovel", "hoe", "sword")
 _EXCLUDED = frozenset({"air", "light", "target", "lead", "barrier", "jigsaw"})
 _PLANKS = tuple(
     f"{wood}_planks"
-    for wood in ("oak", "spruce", "birch", "jungle", "acacia", "cherry", "dark_oak", "mangrove",
-                 "bamboo", "crimson", "warped")
+    for wood in (
+        "oak",
+        "spruce",
+        "birch",
+        "jungle",
+        "acacia",
+        "cherry",
+        "dark_oak",
+        "mangrove",
+        "bamboo",
+        "crimson",
+        "warped",
+    )
 )
 _NATURAL_LOGS = tuple(name for name in LOGS if not name.startswith("stripped_"))
 # Shorthand a plan uses for a group of items; the first is the default when obtaining.
 _GROUPS: dict[str, tuple[str, ...]] = {
-    "planks": _PLANKS, "plank": _PLANKS, "wooden planks": _PLANKS, "wood planks": _PLANKS,
-    "wooden plank": _PLANKS, "wood plank": _PLANKS,
-    "log": LOGS, "wood": _NATURAL_LOGS, "wooden log": LOGS, "wood log": LOGS,
-    "tree": _NATURAL_LOGS, "tree trunk": _NATURAL_LOGS, "wood block": _NATURAL_LOGS,
-    "iron": ("iron_ingot", "raw_iron", "iron_ore"), "gold": ("gold_ingot", "raw_gold", "gold_ore"),
+    "planks": _PLANKS,
+    "plank": _PLANKS,
+    "wooden planks": _PLANKS,
+    "wood planks": _PLANKS,
+    "wooden plank": _PLANKS,
+    "wood plank": _PLANKS,
+    "log": LOGS,
+    "wood": _NATURAL_LOGS,
+    "wooden log": LOGS,
+    "wood log": LOGS,
+    "tree": _NATURAL_LOGS,
+    "tree trunk": _NATURAL_LOGS,
+    "wood block": _NATURAL_LOGS,
+    "iron": ("iron_ingot", "raw_iron", "iron_ore"),
+    "gold": ("gold_ingot", "raw_gold", "gold_ore"),
     "copper": ("copper_ingot", "raw_copper", "copper_ore"),
-    "cobble": ("cobblestone",), "workbench": ("crafting_table",),
-    "crafting bench": ("crafting_table",), "enchantment table": ("enchanting_table",),
-    "sugarcane": ("sugar_cane",), "redstone dust": ("redstone",), "lapis": ("lapis_lazuli",),
-    "wool": ("white_wool",), "bed": ("white_bed",), "fuel": ("coal", "charcoal"),
-    "iron nugget": ("iron_nugget",), "gold nugget": ("gold_nugget",),
-    "iron bar": ("iron_ingot",), "gold bar": ("gold_ingot",),
+    "cobble": ("cobblestone",),
+    "workbench": ("crafting_table",),
+    "crafting bench": ("crafting_table",),
+    "enchantment table": ("enchanting_table",),
+    "sugarcane": ("sugar_cane",),
+    "redstone dust": ("redstone",),
+    "lapis": ("lapis_lazuli",),
+    "wool": ("white_wool",),
+    "bed": ("white_bed",),
+    "fuel": ("coal", "charcoal"),
+    "iron nugget": ("iron_nugget",),
+    "gold nugget": ("gold_nugget",),
+    "iron bar": ("iron_ingot",),
+    "gold bar": ("gold_ingot",),
 }
 # Naturally occurring sources a reference plan mines: item -> block (None: a mob drop).
 RAW_SOURCES: dict[str, str | None] = {
-    "oak_log": "oak_log", "cobblestone": "stone", "coal": "coal_ore", "raw_iron": "iron_ore",
-    "raw_gold": "gold_ore", "raw_copper": "copper_ore", "diamond": "diamond_ore",
-    "redstone": "redstone_ore", "lapis_lazuli": "lapis_ore", "emerald": "emerald_ore",
-    "sand": "sand", "gravel": "gravel", "flint": "gravel", "clay_ball": "clay",
-    "sugar_cane": "sugar_cane", "obsidian": "obsidian", "apple": "oak_leaves", "dirt": "dirt",
-    "string": None, "leather": None, "feather": None, "bone": None, "gunpowder": None,
-    "slime_ball": None, "white_wool": None, "beef": None, "porkchop": None,
-    "dandelion": "dandelion", "poppy": "poppy", "pumpkin": "pumpkin", "ice": None,
-    "granite": "granite", "diorite": "diorite", "andesite": "andesite",
+    "oak_log": "oak_log",
+    "cobblestone": "stone",
+    "coal": "coal_ore",
+    "raw_iron": "iron_ore",
+    "raw_gold": "gold_ore",
+    "raw_copper": "copper_ore",
+    "diamond": "diamond_ore",
+    "redstone": "redstone_ore",
+    "lapis_lazuli": "lapis_ore",
+    "emerald": "emerald_ore",
+    "sand": "sand",
+    "gravel": "gravel",
+    "flint": "gravel",
+    "clay_ball": "clay",
+    "sugar_cane": "sugar_cane",
+    "obsidian": "obsidian",
+    "apple": "oak_leaves",
+    "dirt": "dirt",
+    "string": None,
+    "leather": None,
+    "feather": None,
+    "bone": None,
+    "gunpowder": None,
+    "slime_ball": None,
+    "white_wool": None,
+    "beef": None,
+    "porkchop": None,
+    "dandelion": "dandelion",
+    "poppy": "poppy",
+    "pumpkin": "pumpkin",
+    "ice": None,
+    "granite": "granite",
+    "diorite": "diorite",
+    "andesite": "andesite",
 }
 
 
@@ -208,7 +340,8 @@ class World:
                 self.mob_sources[dropped] = mobs
         # and what reference plans collect from mobs the loot data leaves out (sheep's wool)
         self.mob_items = set(self.mob_sources) | {
-            item for item, block in RAW_SOURCES.items() if block is None}
+            item for item, block in RAW_SOURCES.items() if block is None
+        }
 
     def is_verb(self, tokens: Sequence[str], k: int) -> bool:
         """A verb, unless it starts an item name ("crafting table", "cooked beef")."""
@@ -403,8 +536,7 @@ def _after_purpose(tokens: Sequence[str], start: int) -> bool:
     """Whether the mention at `start` follows "to make/get/create ..." (counts and articles
     between are skipped): what the step is done to obtain."""
     k = start - 1
-    while k >= 0 and (_number(tokens[k]) is not None or tokens[k] in _FILLER
-                      or tokens[k] == "the"):
+    while k >= 0 and (_number(tokens[k]) is not None or tokens[k] in _FILLER or tokens[k] == "the"):
         k -= 1
     return k >= 1 and tokens[k] in _PURPOSE_VERBS and tokens[k - 1] == "to"
 
@@ -439,8 +571,9 @@ class _Sim:
         names = self._target(clause).candidates
         if any(n in RAW_SOURCES for n in names):
             return "mine"
-        smelted = {out for src, outs in self.world.smelt_out.items() if self.have(src)
-                   for out, _ in outs}
+        smelted = {
+            out for src, outs in self.world.smelt_out.items() if self.have(src) for out, _ in outs
+        }
         if set(names) & smelted:
             return "smelt"
         if any(self.world.data.crafted.get(n) for n in names):
@@ -478,9 +611,15 @@ class _Sim:
         if name in world.data.blocks_name and world.block_yield(name) and natural(name):
             return [name]
         return sorted(
-            (b for b, drops in world.block_drops.items() if natural(b) and (
-                (name, "always") in drops
-                or any(item == name and how in ("chance", "crop") for item, how in drops))),
+            (
+                b
+                for b, drops in world.block_drops.items()
+                if natural(b)
+                and (
+                    (name, "always") in drops
+                    or any(item == name and how in ("chance", "crop") for item, how in drops)
+                )
+            ),
             key=lambda b: (b.startswith("deepslate_"), len(b)),
         )
 
@@ -489,15 +628,27 @@ class _Sim:
         tools = [m for m in clause.mentions if all(_is_tool(c) for c in m.candidates)]
         # "punch a tree to collect 2 logs", "mine coal ore to get coal": the purpose counts,
         # if it is what the named block drops ("mine 8 stone for a furnace" mines stone).
-        blocks = [m for m in clause.mentions if m.prep not in ("to", "for") and m not in tools
-                  and any(world.block_yield(c) for c in m.candidates)]
-        wanted = [m for m in clause.mentions if m.prep in ("to", "for") and m not in tools
-                  and any(self._mine_sources(c) or c in world.mob_items for c in m.candidates)
-                  and (not blocks or any(self._drops(b, c) for b in blocks
-                                         for c in m.candidates))]
+        blocks = [
+            m
+            for m in clause.mentions
+            if m.prep not in ("to", "for")
+            and m not in tools
+            and any(world.block_yield(c) for c in m.candidates)
+        ]
+        wanted = [
+            m
+            for m in clause.mentions
+            if m.prep in ("to", "for")
+            and m not in tools
+            and any(self._mine_sources(c) or c in world.mob_items for c in m.candidates)
+            and (not blocks or any(self._drops(b, c) for b in blocks for c in m.candidates))
+        ]
         target = (
-            wanted[-1] if wanted else
-            next((m for m in clause.mentions if m.start > clause.verb_at and m not in tools), None)
+            wanted[-1]
+            if wanted
+            else next(
+                (m for m in clause.mentions if m.start > clause.verb_at and m not in tools), None
+            )
             or next((m for m in clause.mentions if m not in tools), None)
         )
         if target is None:
@@ -517,8 +668,10 @@ class _Sim:
             for block in sources:
                 needed = world.harvest_tools(block)
                 if needed and not (needed & {t for t in self.inventory if self.have(t)}):
-                    problems.append(f"mining {block} needs "
-                                    f"{_tool_phrase(world.data.tier_needed.get(block, ''))}")
+                    problems.append(
+                        f"mining {block} needs "
+                        f"{_tool_phrase(world.data.tier_needed.get(block, ''))}"
+                    )
                     continue
                 if needed and tool is not None and tool not in needed:
                     problems.append(
@@ -554,8 +707,9 @@ class _Sim:
                 return 1
         return 0
 
-    def _source_count(self, clause: _Clause, names: Sequence[str],
-                      skip: Sequence[_Mention]) -> int | None:
+    def _source_count(
+        self, clause: _Clause, names: Sequence[str], skip: Sequence[_Mention]
+    ) -> int | None:
         """How many of the target (`names`) the step gets when only its source has a count:
         "mine 3 stone to get cobblestone" (3), "kill 3 cows for leather" (3)."""
         for mention in clause.mentions:
@@ -569,8 +723,11 @@ class _Sim:
                 *first, last = mob.split("_")
                 n = len(first) + 1
                 for k in range(len(tokens) - n + 1):
-                    if tokens[k : k + n - 1] == first and tokens[k + n - 1] in (last, last + "s") \
-                            and (count := _count_at(tokens, k, k + n)):
+                    if (
+                        tokens[k : k + n - 1] == first
+                        and tokens[k + n - 1] in (last, last + "s")
+                        and (count := _count_at(tokens, k, k + n))
+                    ):
                         return count
         return None
 
@@ -587,23 +744,31 @@ class _Sim:
     def craft(self, clause: _Clause) -> None:
         """Craft each target: "craft a crafting table and 4 sticks" has two; "craft 3 planks
         and 2 sticks to make a pickaxe" has one, made from the others."""
-        purpose = [m for m in clause.mentions if m.start > clause.verb_at
-                   and _after_purpose(clause.text.split(), m.start)
-                   and any(self.world.data.crafted.get(c) for c in m.candidates)]
+        purpose = [
+            m
+            for m in clause.mentions
+            if m.start > clause.verb_at
+            and _after_purpose(clause.text.split(), m.start)
+            and any(self.world.data.crafted.get(c) for c in m.candidates)
+        ]
         if purpose:
             targets = purpose[:1]
         else:
             first = self._target(clause)
             targets = [first]
             if first.prep is None:
-                targets = [m for m in clause.mentions
-                           if m.start >= first.start and m.prep is None]
+                targets = [m for m in clause.mentions if m.start >= first.start and m.prep is None]
         for target in targets:
-            used = {self.world.data.items[i]["name"] for c in target.candidates
-                    for recipe in self.world.data.crafted.get(c, [])
-                    for slot in recipe.alternatives for i in slot}
+            used = {
+                self.world.data.items[i]["name"]
+                for c in target.candidates
+                for recipe in self.world.data.crafted.get(c, [])
+                for slot in recipe.alternatives
+                for i in slot
+            }
             ingredients = [
-                m for m in clause.mentions
+                m
+                for m in clause.mentions
                 if m not in targets
                 # a station is where a step crafts, unless the recipe itself takes one
                 and not (set(m.candidates) & _STATIONS and not set(m.candidates) & used)
@@ -611,8 +776,9 @@ class _Sim:
             ]
             self._craft_one(target, ingredients, alone=len(targets) == 1)
 
-    def _craft_one(self, target: _Mention, ingredients: Sequence[_Mention],
-                   alone: bool = True) -> None:
+    def _craft_one(
+        self, target: _Mention, ingredients: Sequence[_Mention], alone: bool = True
+    ) -> None:
         world = self.world
         errors: list[str] = []
         for name in target.candidates:
@@ -622,8 +788,7 @@ class _Sim:
             usable = [r for r in recipes if self._uses(r, ingredients)]
             if not usable:
                 errors.append(
-                    f"no recipe makes {name} from "
-                    f"{', '.join(m.candidates[0] for m in ingredients)}"
+                    f"no recipe makes {name} from {', '.join(m.candidates[0] for m in ingredients)}"
                 )
                 continue
             best: tuple[int, str] | None = None
@@ -645,15 +810,17 @@ class _Sim:
         hint = self._how_hint(target)
         raise PlanError(f"no crafting recipe makes {target.candidates[0]}{hint}")
 
-    def _batches(self, recipe: Recipe, target: _Mention,
-                 ingredients: Sequence[_Mention]) -> int:
+    def _batches(self, recipe: Recipe, target: _Mention, ingredients: Sequence[_Mention]) -> int:
         """The target's count rounded up to whole batches; with no count, as many batches
         as the counted ingredients make ("planks from 2 logs": 2); else one."""
         if target.count:
             return max(1, math.ceil(target.count / recipe.count))
-        made = [mention.count // amount for slot, amount in enumerate(recipe.amounts)
-                for mention in ingredients
-                if mention.count and set(mention.candidates) & set(self._names(recipe, slot))]
+        made = [
+            mention.count // amount
+            for slot, amount in enumerate(recipe.amounts)
+            for mention in ingredients
+            if mention.count and set(mention.candidates) & set(self._names(recipe, slot))
+        ]
         return max(1, min(made, default=1))
 
     def _names(self, recipe: Recipe, slot: int) -> list[str]:
@@ -671,8 +838,9 @@ class _Sim:
                 return False
         return True
 
-    def _shortage(self, recipe: Recipe, batches: int,
-                  ingredients: Sequence[_Mention]) -> tuple[int, str] | None:
+    def _shortage(
+        self, recipe: Recipe, batches: int, ingredients: Sequence[_Mention]
+    ) -> tuple[int, str] | None:
         """None if the inventory holds everything, else (missing slots, "needs N x, have M").
 
         A stated ingredient count below what the batches need is an error too."""
@@ -682,8 +850,11 @@ class _Sim:
             names = self._names(recipe, slot)
             need = amount * batches
             for mention in ingredients:
-                if mention.count is not None and set(mention.candidates) & set(names) and \
-                        mention.count < need:
+                if (
+                    mention.count is not None
+                    and set(mention.candidates) & set(names)
+                    and mention.count < need
+                ):
                     return (99, f"takes {need} {names[0]}, not {mention.count}")
             have = sum(stock[n] for n in names)
             if have < need:
@@ -711,19 +882,34 @@ class _Sim:
         world = self.world
         mentions = [m for m in clause.mentions if not set(m.candidates) & _STATIONS]
         outputs = {out for outs in world.smelt_out.values() for out, _ in outs}
-        fuel_named = [m for m in mentions if m.prep in ("with", "using", "fuel", "as", "use")
-                      and any(c in FUELS for c in m.candidates)]
+        fuel_named = [
+            m
+            for m in mentions
+            if m.prep in ("with", "using", "fuel", "as", "use")
+            and any(c in FUELS for c in m.candidates)
+        ]
         smeltable = set(world.smelt_out)
         # "into/to/for X" is the product, unless X is only ever smelted ("use coal to smelt
         # 3 raw iron", "smelt raw iron for the iron pickaxe").
-        wanted = [m for m in mentions
-                  if (m.prep in ("into", "to", "for")
-                      and (set(m.candidates) & outputs or not set(m.candidates) & smeltable))
-                  or (m not in fuel_named and set(m.candidates) <= outputs
-                      and not set(m.candidates) & smeltable)]
+        wanted = [
+            m
+            for m in mentions
+            if (
+                m.prep in ("into", "to", "for")
+                and (set(m.candidates) & outputs or not set(m.candidates) & smeltable)
+            )
+            or (
+                m not in fuel_named
+                and set(m.candidates) <= outputs
+                and not set(m.candidates) & smeltable
+            )
+        ]
         inputs = [m for m in mentions if m not in fuel_named and m not in wanted]
-        count = next((m.count for m in inputs if m.count), None) or next(
-            (m.count for m in wanted if m.count), None) or 1
+        count = (
+            next((m.count for m in inputs if m.count), None)
+            or next((m.count for m in wanted if m.count), None)
+            or 1
+        )
         choice = self._smelt_input(inputs, wanted, count)
         source, output, other = choice
         stations = ("furnace", other) if other else ("furnace",)
@@ -736,8 +922,9 @@ class _Sim:
         self.inventory[output] += count
         self.inventory = +self.inventory
 
-    def _smelt_input(self, inputs: Sequence[_Mention], wanted: Sequence[_Mention],
-                     count: int) -> tuple[str, str, str | None]:
+    def _smelt_input(
+        self, inputs: Sequence[_Mention], wanted: Sequence[_Mention], count: int
+    ) -> tuple[str, str, str | None]:
         world = self.world
         want = {c for m in wanted for c in m.candidates}
         options: list[tuple[str, str, str | None]] = []
@@ -749,8 +936,12 @@ class _Sim:
                     if not want or output in want:
                         options.append((candidate, output, other))
         if not names:
-            options = [(src, out, other) for src, outs in world.smelt_out.items()
-                       for out, other in outs if out in want and self.have(src)]
+            options = [
+                (src, out, other)
+                for src, outs in world.smelt_out.items()
+                for out, other in outs
+                if out in want and self.have(src)
+            ]
         if not options:
             if names:
                 target = f" into {sorted(want)[0]}" if want else ""
@@ -763,8 +954,15 @@ class _Sim:
 
     def _burn(self, count: int, named: Sequence[str]) -> None:
         """Consume fuel for `count` items: named fuel first, then coal, charcoal, wood."""
-        order = [*named, "coal", "charcoal", "coal_block", *_PLANKS, *LOGS,
-                 *(f for f in FUELS if f not in named)]
+        order = [
+            *named,
+            "coal",
+            "charcoal",
+            "coal_block",
+            *_PLANKS,
+            *LOGS,
+            *(f for f in FUELS if f not in named),
+        ]
         if not any(self.have(f) for f in order if f in FUELS):
             raise PlanError("smelting needs fuel (coal, charcoal, planks or logs): no fuel")
         left = Fraction(count)

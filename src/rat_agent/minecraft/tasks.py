@@ -43,11 +43,38 @@ TASK_PROMPT = (
 
 # Goals every task set should have, whatever the automatic selection picks.
 _CORE_GOALS = (
-    "crafting_table", "stick", "wooden_pickaxe", "wooden_axe", "wooden_sword", "wooden_shovel",
-    "stone_pickaxe", "stone_axe", "stone_sword", "stone_shovel", "furnace", "chest", "torch",
-    "iron_ingot", "iron_pickaxe", "iron_axe", "iron_sword", "iron_shovel", "bucket", "shears",
-    "compass", "clock", "rail", "golden_apple", "gold_ingot", "golden_pickaxe",
-    "diamond_pickaxe", "diamond_sword", "diamond_axe", "enchanting_table", "book", "bookshelf",
+    "crafting_table",
+    "stick",
+    "wooden_pickaxe",
+    "wooden_axe",
+    "wooden_sword",
+    "wooden_shovel",
+    "stone_pickaxe",
+    "stone_axe",
+    "stone_sword",
+    "stone_shovel",
+    "furnace",
+    "chest",
+    "torch",
+    "iron_ingot",
+    "iron_pickaxe",
+    "iron_axe",
+    "iron_sword",
+    "iron_shovel",
+    "bucket",
+    "shears",
+    "compass",
+    "clock",
+    "rail",
+    "golden_apple",
+    "gold_ingot",
+    "golden_pickaxe",
+    "diamond_pickaxe",
+    "diamond_sword",
+    "diamond_axe",
+    "enchanting_table",
+    "book",
+    "bookshelf",
 )
 
 
@@ -59,8 +86,12 @@ def generate_tasks(limit: int = 150) -> list[Task]:
     from a crafting table ("hand") to the enchanting table's obsidian ("diamond_pickaxe")."""
     world = game_world()
     names = list(_CORE_GOALS) + sorted(
-        (n for n in world.data.crafted if n not in _CORE_GOALS
-         and not any(n.startswith(c + "_") for c in COLORS if c != "white")),
+        (
+            n
+            for n in world.data.crafted
+            if n not in _CORE_GOALS
+            and not any(n.startswith(c + "_") for c in COLORS if c != "white")
+        ),
         key=lambda n: world.data.items_name[n]["id"],
     )
     tasks: list[Task] = []
@@ -73,8 +104,14 @@ def generate_tasks(limit: int = 150) -> list[Task]:
             continue
         if plan.count("\n") >= 40 or not check_plan(name, plan).executable:
             continue
-        tasks.append(Task(id=f"mc-{name}", goal=name, tier=tier,
-                          question=TASK_PROMPT.format(item=world.title(name).lower())))
+        tasks.append(
+            Task(
+                id=f"mc-{name}",
+                goal=name,
+                tier=tier,
+                question=TASK_PROMPT.format(item=world.title(name).lower()),
+            )
+        )
     return _assign_splits(tasks)
 
 
@@ -92,13 +129,15 @@ def _by_tier(tasks: Iterable[Task]) -> dict[str, list[Task]]:
 
 def _assign_splits(tasks: Sequence[Task]) -> list[Task]:
     """Half of every tier is for tuning, half for testing (test takes an odd one out)."""
-    split = {t.id: ("test" if n % 2 == 0 else "tune")
-             for found in _by_tier(tasks).values() for n, t in enumerate(found)}
+    split = {
+        t.id: ("test" if n % 2 == 0 else "tune")
+        for found in _by_tier(tasks).values()
+        for n, t in enumerate(found)
+    }
     return [dataclasses.replace(t, split=split[t.id]) for t in tasks]
 
 
-def sample(tasks: Sequence[Task], n: int, split: str,
-           exclude: Collection[str] = ()) -> list[Task]:
+def sample(tasks: Sequence[Task], n: int, split: str, exclude: Collection[str] = ()) -> list[Task]:
     """A stratified sample of `n` tasks of a split: every tier in proportion to its share
     of the whole suite (each at least once), in a fixed shuffled order within a tier.
     Tasks in `exclude` (ids: ones already looked at) are never drawn; the next in their
@@ -106,8 +145,10 @@ def sample(tasks: Sequence[Task], n: int, split: str,
     share = Counter(t.tier for t in tasks)
     pool = _by_tier(t for t in tasks if t.split == split and t.id not in exclude)
     n = min(n, sum(len(found) for found in pool.values()))
-    quota = {tier: min(len(pool[tier]), max(1, math.floor(n * share[tier] / len(tasks))))
-             for tier in pool}
+    quota = {
+        tier: min(len(pool[tier]), max(1, math.floor(n * share[tier] / len(tasks))))
+        for tier in pool
+    }
     by_remainder = sorted(pool, key=lambda tier: -(n * share[tier] / len(tasks)) % 1)
     while sum(quota.values()) < n:  # largest remainders first, then round again
         for tier in by_remainder:

@@ -64,7 +64,7 @@ def parse_url(url: str) -> tuple[Store, str]:
     """("sqlite", file path) or ("postgres", connection URL); ConfigError for anything else."""
     url = url.strip()
     if url.startswith(SQLITE_PREFIX) and len(url) > len(SQLITE_PREFIX):
-        return "sqlite", url[len(SQLITE_PREFIX):]
+        return "sqlite", url[len(SQLITE_PREFIX) :]
     if "://" in url:
         if url.split("://", 1)[0].lower() in POSTGRES_SCHEMES:
             return "postgres", url
@@ -91,8 +91,9 @@ def redact(url: str) -> str:
     query = parts.query
     if query:
         pairs = parse_qsl(query, keep_blank_values=True)
-        query = urlencode([(k, "***" if k.lower() == "password" else v) for k, v in pairs],
-                          safe="*")
+        query = urlencode(
+            [(k, "***" if k.lower() == "password" else v) for k, v in pairs], safe="*"
+        )
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
@@ -115,8 +116,10 @@ def _unreachable(url: str, exc: Exception, doing: str = "reach") -> ConfigError:
 
 
 def _setup_timeout(url: str) -> ConfigError:
-    return ConfigError(f"the checkpoint tables of {redact(url)} are being set up by another "
-                       f"process that has not finished in {SETUP_WAIT_S} s")
+    return ConfigError(
+        f"the checkpoint tables of {redact(url)} are being set up by another "
+        f"process that has not finished in {SETUP_WAIT_S} s"
+    )
 
 
 def _sqlite_file(location: str) -> Path:

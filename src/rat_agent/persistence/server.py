@@ -31,7 +31,9 @@ async def checkpointer() -> AsyncIterator[BaseCheckpointSaver[str]]:
     """
     url = os.environ.get(URL_ENV)
     if url is None and os.environ.get("LANGGRAPH_RUNTIME_EDITION", "inmem") != "inmem":
-        log.warning("rat_agent.persistence.server.checkpointer is for `langgraph dev`: this "
-                    "server keeps its checkpoints in a local SQLite file, not in its database")
+        log.warning(
+            "rat_agent.persistence.server.checkpointer is for `langgraph dev`: this "
+            "server keeps its checkpoints in a local SQLite file, not in its database"
+        )
     async with async_checkpointer(url or str(SERVER_DB)) as saver:
         yield saver

@@ -73,12 +73,14 @@ def get_chat_model(name: str, *, temperature: float = 0.0, max_tokens: int = 512
     with _cache_lock:
         if key not in _model_cache:
             if _is_import_path(provider):
-                _model_cache[key] = cast(BaseChatModel, imports.load(
-                    name, BaseChatModel, "model", temperature=temperature,
-                    max_tokens=max_tokens))
+                _model_cache[key] = cast(
+                    BaseChatModel,
+                    imports.load(
+                        name, BaseChatModel, "model", temperature=temperature, max_tokens=max_tokens
+                    ),
+                )
             else:
-                _model_cache[key] = _provider_chat_model(provider, name, temperature,
-                                                         max_tokens)
+                _model_cache[key] = _provider_chat_model(provider, name, temperature, max_tokens)
         return _model_cache[key]
 
 
@@ -241,8 +243,20 @@ def _write_marker(dest: Path, sha256: str) -> None:
 
 # Providers whose clients retry on their own (max_retries). The graph's node policy is the
 # one retry layer (agent.graph.MODEL_RETRY): a client's own retries would multiply it.
-_OWN_RETRIES = frozenset({"openai", "azure_openai", "anthropic", "google_genai", "mistralai",
-                          "groq", "fireworks", "together", "deepseek", "xai"})
+_OWN_RETRIES = frozenset(
+    {
+        "openai",
+        "azure_openai",
+        "anthropic",
+        "google_genai",
+        "mistralai",
+        "groq",
+        "fireworks",
+        "together",
+        "deepseek",
+        "xai",
+    }
+)
 
 
 def _provider_chat_model(
@@ -265,8 +279,9 @@ def _provider_chat_model(
         raise ConfigError(f"model {name!r} needs an API key: set {env_vars[0]}")
     try:
         if provider in _OWN_RETRIES:
-            return init_chat_model(name, temperature=temperature, max_tokens=max_tokens,
-                                   max_retries=0)
+            return init_chat_model(
+                name, temperature=temperature, max_tokens=max_tokens, max_retries=0
+            )
         return init_chat_model(name, temperature=temperature, max_tokens=max_tokens)
     except Exception as exc:
         # `from None`: the chained traceback could carry request or key details.

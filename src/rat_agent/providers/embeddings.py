@@ -43,8 +43,15 @@ def embedding_model_id() -> str:
     """
     path = model_path()
     digest = hashlib.sha256()
-    for name in sorted(("config.json", "modules.json", "sentence_bert_config.json",
-                        "1_Pooling/config.json", "tokenizer_config.json")):
+    for name in sorted(
+        (
+            "config.json",
+            "modules.json",
+            "sentence_bert_config.json",
+            "1_Pooling/config.json",
+            "tokenizer_config.json",
+        )
+    ):
         file = path / name
         if file.is_file():
             digest.update(name.encode())

@@ -32,8 +32,10 @@ def load(path: str, kind: type[Any], what: str, **kwargs: Any) -> Any:
     if isinstance(target, kind):
         return target
     if not callable(target):
-        raise ConfigError(f"{what} {path!r} is a {type(target).__name__}, "
-                          f"not a {kind.__name__} or a function returning one")
+        raise ConfigError(
+            f"{what} {path!r} is a {type(target).__name__}, "
+            f"not a {kind.__name__} or a function returning one"
+        )
     try:
         parameters = inspect.signature(target).parameters
     except (TypeError, ValueError):  # some builtins have no signature
@@ -42,9 +44,9 @@ def load(path: str, kind: type[Any], what: str, **kwargs: Any) -> Any:
     try:
         made = target(**given)
     except Exception as exc:
-        raise ConfigError(f"{what} {path!r} failed to build: {type(exc).__name__}: {exc}"
-                          ) from exc
+        raise ConfigError(f"{what} {path!r} failed to build: {type(exc).__name__}: {exc}") from exc
     if not isinstance(made, kind):
-        raise ConfigError(f"{what} {path!r} returned a {type(made).__name__}, "
-                          f"not a {kind.__name__}")
+        raise ConfigError(
+            f"{what} {path!r} returned a {type(made).__name__}, not a {kind.__name__}"
+        )
     return made

@@ -53,8 +53,9 @@ class RunStats(BaseCallbackHandler):
             started = self._started.pop(run_id, None)
         return 0.0 if started is None else time.perf_counter() - started
 
-    def on_chat_model_start(self, serialized: Any, messages: Any, *, run_id: UUID,
-                            **kwargs: Any) -> None:
+    def on_chat_model_start(
+        self, serialized: Any, messages: Any, *, run_id: UUID, **kwargs: Any
+    ) -> None:
         self._start(run_id)
 
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
@@ -77,8 +78,9 @@ class RunStats(BaseCallbackHandler):
         with self._lock:
             self.usage.model_seconds += elapsed
 
-    def on_retriever_start(self, serialized: Any, query: str, *, run_id: UUID,
-                           **kwargs: Any) -> None:
+    def on_retriever_start(
+        self, serialized: Any, query: str, *, run_id: UUID, **kwargs: Any
+    ) -> None:
         self._start(run_id)
 
     def on_retriever_end(self, documents: Any, *, run_id: UUID, **kwargs: Any) -> None:

@@ -44,7 +44,6 @@ _VECTORS_FILE = "dense.npy"
 _STALE_BUILD_S = 3600  # an unfinished build folder older than this belongs to a dead process
 
 
-
 # --- the index ---------------------------------------------------------------------------------
 
 
@@ -58,9 +57,11 @@ def _metadata(page: Page) -> dict[str, str]:
 
 def _fill(client: QdrantClient, pages: Sequence[Page], dense: np.ndarray) -> None:
     hybrid.create_collection(client, COLLECTION)
-    sparse = hybrid.sparse_documents([page.text for page in pages],
-                                     [(page.title, page.id) for page in pages],
-                                     stopwords=STOPWORDS)
+    sparse = hybrid.sparse_documents(
+        [page.text for page in pages],
+        [(page.title, page.id) for page in pages],
+        stopwords=STOPWORDS,
+    )
     points = [
         hybrid.point(_point_id(page.id), page.text, _metadata(page), vector.tolist(), lexical)
         for page, vector, lexical in zip(pages, dense, sparse, strict=True)
@@ -88,8 +89,7 @@ class MinecraftIndex:
     def search(self, query: str, k: int, mode: SearchMode = "hybrid") -> list[Document]:
         try:
             with self.lock:
-                return hybrid.search(self.client, COLLECTION, query, k, mode,
-                                     stopwords=STOPWORDS)
+                return hybrid.search(self.client, COLLECTION, query, k, mode, stopwords=STOPWORDS)
         except Exception as exc:  # qdrant raises several unrelated types
             raise RetrievalError(f"Minecraft index query failed: {exc}") from exc
 

@@ -68,16 +68,22 @@ def _factory(name: str) -> Callable[[RetrieverSettings], BaseRetriever]:
 
 
 # Settings that factories read from the environment: a change builds a new retriever.
-_ENV = ("QDRANT_URL", "QDRANT_API_KEY", "TAVILY_API_KEY", "TAVILY_API_BASE_URL",
-        "MINECRAFT_WIKI_API", "RAT_DATA_DIR", "RAT_CACHE_DIR")
+_ENV = (
+    "QDRANT_URL",
+    "QDRANT_API_KEY",
+    "TAVILY_API_KEY",
+    "TAVILY_API_BASE_URL",
+    "MINECRAFT_WIKI_API",
+    "RAT_DATA_DIR",
+    "RAT_CACHE_DIR",
+)
 
 
 def _key(ctx: RetrieverSettings) -> Hashable:
     # Only what a factory reads; runs that differ elsewhere share one retriever. Secrets
     # are hashed so the cache never holds them in the clear.
     env = tuple(hashlib.sha256(os.environ.get(name, "").encode()).hexdigest() for name in _ENV)
-    return (ctx.retriever, ctx.k, ctx.collection, ctx.source, ctx.fetch_pages, ctx.doc_chars,
-            env)
+    return (ctx.retriever, ctx.k, ctx.collection, ctx.source, ctx.fetch_pages, ctx.doc_chars, env)
 
 
 def get_retriever(ctx: RetrieverSettings) -> BaseRetriever:

@@ -146,8 +146,13 @@ class TavilyRetriever(BaseRetriever):
     def _log_retry(self, state: RetryCallState) -> None:
         exc = state.outcome.exception() if state.outcome else None
         wait = state.next_action.sleep if state.next_action else 0.0
-        log.warning("Tavily search attempt %d of %d failed (%s); retrying in %.1f s",
-                    state.attempt_number, self.attempts, self._scrub(_describe(exc)), wait)
+        log.warning(
+            "Tavily search attempt %d of %d failed (%s); retrying in %.1f s",
+            state.attempt_number,
+            self.attempts,
+            self._scrub(_describe(exc)),
+            wait,
+        )
 
     def _message(self, exc: BaseException) -> str:
         """One readable line for the step's note; the key never appears in it."""
@@ -156,8 +161,10 @@ class TavilyRetriever(BaseRetriever):
         if isinstance(exc, InvalidAPIKeyError):
             text = f"Tavily rejected the API key (HTTP 401): check {KEY_ENV}"
         elif isinstance(exc, ForbiddenError):
-            text = ("Tavily refused the search (HTTP 403, or 432/433: the plan's or the "
-                    f"key's usage limit){detail}")
+            text = (
+                "Tavily refused the search (HTTP 403, or 432/433: the plan's or the "
+                f"key's usage limit){detail}"
+            )
         elif isinstance(exc, BadRequestError):
             text = f"Tavily rejected the search request (HTTP 400){detail}"
         elif isinstance(exc, UsageLimitExceededError):
@@ -201,8 +208,7 @@ class TavilyRetriever(BaseRetriever):
         if not url:
             return [snippet] if snippet else []
         try:
-            page = await fetch.afetch(url, max_bytes=self.max_page_bytes,
-                                      timeout=self.page_timeout)
+            page = await fetch.afetch(url, max_bytes=self.max_page_bytes, timeout=self.page_timeout)
         except fetch.FetchError as exc:  # UnsafeURLError included: refused by policy
             log.info("page not read, its search snippet is used instead: %s", exc)
             return [snippet] if snippet else []

@@ -85,17 +85,70 @@ AUTO_TIMEOUT = 5.0
 # contents, "[edit]" links, footnote markers and lists, galleries, infobox images, hatnotes
 # ("For other uses, see ...") and the crafting GUI's item slots (pictures, no text).
 DROP: tuple[str, ...] = (
-    ".navbox", ".navbox-wrapper", "#toc", ".toc", ".mw-editsection", "sup.reference",
-    "ol.references", ".mw-references-wrap", ".reflist", ".mw-cite-backlink", ".infobox-imagearea",
-    "ul.gallery", ".gallery", ".hatnote", ".navigation-not-searchable", ".noprint", ".mcui",
-    ".mw-empty-elt", ".sortkey", ".error", "img", "figure",
+    ".navbox",
+    ".navbox-wrapper",
+    "#toc",
+    ".toc",
+    ".mw-editsection",
+    "sup.reference",
+    "ol.references",
+    ".mw-references-wrap",
+    ".reflist",
+    ".mw-cite-backlink",
+    ".infobox-imagearea",
+    "ul.gallery",
+    ".gallery",
+    ".hatnote",
+    ".navigation-not-searchable",
+    ".noprint",
+    ".mcui",
+    ".mw-empty-elt",
+    ".sortkey",
+    ".error",
+    "img",
+    "figure",
 )
 
-_STOPWORDS = frozenset({
-    "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "how",
-    "i", "in", "into", "is", "it", "its", "me", "minecraft", "my", "of", "on", "or", "step",
-    "the", "to", "what", "when", "where", "which", "with", "you", "your",
-})
+_STOPWORDS = frozenset(
+    {
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "can",
+        "do",
+        "does",
+        "for",
+        "from",
+        "how",
+        "i",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "me",
+        "minecraft",
+        "my",
+        "of",
+        "on",
+        "or",
+        "step",
+        "the",
+        "to",
+        "what",
+        "when",
+        "where",
+        "which",
+        "with",
+        "you",
+        "your",
+    }
+)
 _WORD = re.compile(r"[\w'-]+")
 _SEARCH_KEYWORD = re.compile(
     r"\b(?:insource|intitle|incategory|deepcat(?:egory)?|prefix|linksto|hastemplate|morelike"
@@ -121,8 +174,9 @@ def wiki_endpoint() -> str:
     except ValueError:
         parts = None
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError(f"{ENV_API} must be the http(s) URL of the wiki's api.php, "
-                          f"got {endpoint!r}")
+        raise ConfigError(
+            f"{ENV_API} must be the http(s) URL of the wiki's api.php, got {endpoint!r}"
+        )
     return endpoint
 
 
@@ -167,14 +221,29 @@ def _search_text(query: str) -> str:
 
 
 def _search_params(query: str, limit: int) -> dict[str, str]:
-    return {"action": "query", "list": "search", "srsearch": query, "srlimit": str(limit),
-            "srnamespace": "0", "srprop": "", "format": "json", "formatversion": "2"}
+    return {
+        "action": "query",
+        "list": "search",
+        "srsearch": query,
+        "srlimit": str(limit),
+        "srnamespace": "0",
+        "srprop": "",
+        "format": "json",
+        "formatversion": "2",
+    }
 
 
 def _parse_params(title: str) -> dict[str, str]:
-    return {"action": "parse", "page": title, "prop": "text", "redirects": "1",
-            "disableeditsection": "1", "disablelimitreport": "1", "format": "json",
-            "formatversion": "2"}
+    return {
+        "action": "parse",
+        "page": title,
+        "prop": "text",
+        "redirects": "1",
+        "disableeditsection": "1",
+        "disablelimitreport": "1",
+        "format": "json",
+        "formatversion": "2",
+    }
 
 
 def _json(fetched: Fetched, what: str) -> dict[str, Any]:
@@ -267,13 +336,19 @@ def read_cached(endpoint: str, title: str) -> WikiPage | None:
 
 def write_cached(endpoint: str, title: str, page: WikiPage) -> None:
     """Written aside and renamed, so a reader never sees half a file; failures only log."""
-    entry = {"endpoint": endpoint, "requested": title, "title": page.title,
-             "text": page.text, "fetched_at": time.time()}
+    entry = {
+        "endpoint": endpoint,
+        "requested": title,
+        "title": page.title,
+        "text": page.text,
+        "fetched_at": time.time(),
+    }
     target = _cache_file(endpoint, title)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=target.parent,
-                                         prefix=".tmp-", suffix=".json", delete=False) as file:
+        with tempfile.NamedTemporaryFile(
+            "w", encoding="utf-8", dir=target.parent, prefix=".tmp-", suffix=".json", delete=False
+        ) as file:
             json.dump(entry, file)
         try:
             os.replace(file.name, target)
@@ -389,8 +464,9 @@ class MinecraftWikiRetriever(BaseRetriever):
                 titles = await self._asearch(relaxed)
         if not titles:
             return []
-        results = await asyncio.gather(*(self._afetch_page(t) for t in titles),
-                                       return_exceptions=True)
+        results = await asyncio.gather(
+            *(self._afetch_page(t) for t in titles), return_exceptions=True
+        )
         for result in results:
             if isinstance(result, BaseException) and not isinstance(result, RetrievalError):
                 raise result  # a bug or a cancellation, not a wiki failure
@@ -401,8 +477,9 @@ class MinecraftWikiRetriever(BaseRetriever):
     async def _aget(self, params: dict[str, str], timeout: float) -> Fetched:
         # No retry here: the graph's retrieve node retries a failed step (RETRIEVAL_RETRY),
         # and "auto" answers from the offline corpus instead.
-        return await afetch(self.endpoint, params=params, headers=_HEADERS, timeout=timeout,
-                            accept=_JSON)
+        return await afetch(
+            self.endpoint, params=params, headers=_HEADERS, timeout=timeout, accept=_JSON
+        )
 
     async def _asearch(self, query: str) -> list[str]:
         fetched = await self._aget(_search_params(query, self._pages()), self.timeout)
@@ -425,16 +502,21 @@ class MinecraftWikiRetriever(BaseRetriever):
 
     def _went_down(self, exc: BaseException) -> None:
         _mark_down(self.endpoint)
-        log.warning("Minecraft Wiki unreachable (%s); answering from the offline corpus "
-                    "for the next %.0f s", exc, DOWN_FOR_S)
+        log.warning(
+            "Minecraft Wiki unreachable (%s); answering from the offline corpus "
+            "for the next %.0f s",
+            exc,
+            DOWN_FOR_S,
+        )
 
     def _rank(self, query: str, pages: Sequence[WikiPage]) -> list[Document]:
         """The `k` passages across `pages` nearest the query, best first."""
         tokens = chunk_tokens(self.doc_chars)
         chunks: list[tuple[WikiPage, int, str]] = []
         for page in pages:
-            pieces = passages.split_text(page.text[:MAX_PAGE_CHARS], tokens=tokens,
-                                         overlap=tokens // 10)
+            pieces = passages.split_text(
+                page.text[:MAX_PAGE_CHARS], tokens=tokens, overlap=tokens // 10
+            )
             chunks.extend((page, i, piece) for i, piece in enumerate(pieces))
         # The title is ranked with the passage: a passage on a page's item rarely names it.
         texts = [f"{page.title}\n{text}" for page, _, text in chunks]
@@ -444,9 +526,11 @@ class MinecraftWikiRetriever(BaseRetriever):
         return [
             Document(
                 page_content=chunks[i][2],
-                metadata={"title": chunks[i][0].title,
-                          "source": page_url(self.endpoint, chunks[i][0].title),
-                          "passage": chunks[i][1]},
+                metadata={
+                    "title": chunks[i][0].title,
+                    "source": page_url(self.endpoint, chunks[i][0].title),
+                    "passage": chunks[i][1],
+                },
             )
             for i in order
         ]
@@ -454,8 +538,7 @@ class MinecraftWikiRetriever(BaseRetriever):
 
 def _keywords(text: str) -> set[str]:
     """The corpus index's own words (plural folding included), less this module's stopwords."""
-    return {w for w in hybrid.words(text, hybrid.STOPWORDS | QUESTION_WORDS)
-            if w not in _STOPWORDS}
+    return {w for w in hybrid.words(text, hybrid.STOPWORDS | QUESTION_WORDS) if w not in _STOPWORDS}
 
 
 def lexical_candidates(query: str, texts: Sequence[str], limit: int) -> list[int]:
@@ -486,12 +569,14 @@ def _pages(results: Sequence[WikiPage | BaseException | None]) -> list[WikiPage]
 def wiki_retriever(ctx: RetrieverSettings) -> BaseRetriever:
     """The wiki retriever for `ctx.source` "wiki" or "auto"; builds without the network."""
     if ctx.source not in ("wiki", "auto"):
-        raise ConfigError(f"the Minecraft Wiki retriever serves source wiki or auto, "
-                          f"not {ctx.source!r}")
+        raise ConfigError(
+            f"the Minecraft Wiki retriever serves source wiki or auto, not {ctx.source!r}"
+        )
     fallback = None
     if ctx.source == "auto":
         from rat_agent.retrieval.minecraft import minecraft_retriever
 
         fallback = minecraft_retriever(k=ctx.k)  # opens its index only when first asked
-    return MinecraftWikiRetriever(endpoint=wiki_endpoint(), k=ctx.k, doc_chars=ctx.doc_chars,
-                                  fallback=fallback)
+    return MinecraftWikiRetriever(
+        endpoint=wiki_endpoint(), k=ctx.k, doc_chars=ctx.doc_chars, fallback=fallback
+    )

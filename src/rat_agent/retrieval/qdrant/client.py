@@ -50,8 +50,9 @@ def get_client() -> tuple[QdrantClient, threading.Lock]:
 def _open(where: str) -> QdrantClient:
     if os.environ.get("QDRANT_URL"):
         try:
-            return QdrantClient(url=where, api_key=os.environ.get("QDRANT_API_KEY") or None,
-                                timeout=30)
+            return QdrantClient(
+                url=where, api_key=os.environ.get("QDRANT_API_KEY") or None, timeout=30
+            )
         except Exception as exc:
             raise ConfigError(f"QDRANT_URL={where!r} is not usable: {exc}") from exc
     Path(where).mkdir(parents=True, exist_ok=True)
@@ -115,7 +116,8 @@ def list_collections() -> list[CollectionInfo]:
             info = client.get_collection(item.name)
             metadata = info.config.metadata or {}
             ours = metadata.get("made_by") == MADE_BY and (
-                metadata.get("embedding") == embedding_model_id())
+                metadata.get("embedding") == embedding_model_id()
+            )
             infos.append(CollectionInfo(item.name, info.points_count or 0, ours))
     return sorted(infos, key=lambda c: c.name)
 
@@ -136,12 +138,18 @@ def check_collection(client: QdrantClient, name: str) -> None:
         if not client.collection_exists(name):
             names = [c.name for c in client.get_collections().collections]
             known = f" (there are: {', '.join(sorted(names))})" if names else ""
-            raise ConfigError(f"there is no Qdrant collection {name!r} at {location()}{known}: "
-                              f"fill it with `rat ingest PATH --collection {name}`")
+            raise ConfigError(
+                f"there is no Qdrant collection {name!r} at {location()}{known}: "
+                f"fill it with `rat ingest PATH --collection {name}`"
+            )
         metadata = client.get_collection(name).config.metadata or {}
     if metadata.get("made_by") != MADE_BY or metadata.get("layout") != LAYOUT:
-        raise ConfigError(f"the Qdrant collection {name!r} was not made by this version of "
-                          "`rat ingest`; ingest into a new collection")
+        raise ConfigError(
+            f"the Qdrant collection {name!r} was not made by this version of "
+            "`rat ingest`; ingest into a new collection"
+        )
     if metadata.get("embedding") != embedding_model_id():
-        raise ConfigError(f"the Qdrant collection {name!r} was embedded with another model "
-                          f"({metadata.get('embedding')}); ingest it again")
+        raise ConfigError(
+            f"the Qdrant collection {name!r} was embedded with another model "
+            f"({metadata.get('embedding')}); ingest it again"
+        )

@@ -42,11 +42,43 @@ SearchMode = Literal["hybrid", "hybrid_rrf", "dense", "sparse"]
 # English function words only: this search serves users' own collections and the thought
 # memory, where "make", "use" or a product's name may be the word that matters. A domain
 # adds its own (the Minecraft corpus drops "minecraft", "obtain", "make" ...).
-STOPWORDS = frozenset({
-    "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from",
-    "how", "i", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "the", "to",
-    "what", "where", "which", "with", "you", "your",
-})
+STOPWORDS = frozenset(
+    {
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "can",
+        "do",
+        "does",
+        "for",
+        "from",
+        "how",
+        "i",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "of",
+        "on",
+        "or",
+        "the",
+        "to",
+        "what",
+        "where",
+        "which",
+        "with",
+        "you",
+        "your",
+    }
+)
 _WORD = re.compile(r"[a-z0-9]+")
 _TITLE_WEIGHT = 2.0  # per word of a matched title phrase
 _K1, _B = 1.2, 0.75
@@ -74,17 +106,25 @@ def _title_token(title_words: Sequence[str]) -> str:
 
 
 def point(
-    point_id: str, text: str, metadata: Mapping[str, Any], dense: Sequence[float],
+    point_id: str,
+    text: str,
+    metadata: Mapping[str, Any],
+    dense: Sequence[float],
     sparse: models.SparseVector,
 ) -> models.PointStruct:
     """One text of a collection: both vectors, and the payload in langchain-qdrant's layout
     (page_content + metadata), so its QdrantVectorStore reads every collection built here."""
-    return models.PointStruct(id=point_id, vector={DENSE: list(dense), SPARSE: sparse},
-                              payload={"page_content": text, "metadata": dict(metadata)})
+    return models.PointStruct(
+        id=point_id,
+        vector={DENSE: list(dense), SPARSE: sparse},
+        payload={"page_content": text, "metadata": dict(metadata)},
+    )
 
 
 def sparse_documents(
-    texts: Sequence[str], titles: Sequence[Sequence[str]], average: float | None = None,
+    texts: Sequence[str],
+    titles: Sequence[Sequence[str]],
+    average: float | None = None,
     stopwords: frozenset[str] = STOPWORDS,
 ) -> list[models.SparseVector]:
     """BM25 term weights (saturated, length-normalized tf); Qdrant multiplies in the IDF.
@@ -93,8 +133,10 @@ def sparse_documents(
     ingot", not just "iron") finds that one text above all those mentioning it. `average`
     is the corpus's mean length in words; a growing collection passes a fixed estimate.
     """
-    tokenized = [words(" ".join([*names, text]), stopwords) for text, names in
-                 zip(texts, titles, strict=True)]
+    tokenized = [
+        words(" ".join([*names, text]), stopwords)
+        for text, names in zip(texts, titles, strict=True)
+    ]
     if average is None:
         average = sum(map(len, tokenized)) / max(len(tokenized), 1)
     vectors = []
@@ -115,7 +157,7 @@ def sparse_query(text: str, stopwords: frozenset[str] = STOPWORDS) -> models.Spa
     # Every phrase of up to 5 words might be a title; longer matches weigh more.
     for size in range(1, min(len(query_words), 5) + 1):
         for start in range(len(query_words) - size + 1):
-            weights[_index(_title_token(query_words[start:start + size]))] = _TITLE_WEIGHT * size
+            weights[_index(_title_token(query_words[start : start + size]))] = _TITLE_WEIGHT * size
     return models.SparseVector(indices=list(weights), values=list(weights.values()))
 
 
@@ -124,8 +166,9 @@ def create_collection(
 ) -> None:
     client.create_collection(
         name,
-        vectors_config={DENSE: models.VectorParams(size=DIMENSIONS,
-                                                   distance=models.Distance.COSINE)},
+        vectors_config={
+            DENSE: models.VectorParams(size=DIMENSIONS, distance=models.Distance.COSINE)
+        },
         sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
         metadata=metadata,
     )
@@ -148,19 +191,31 @@ def search(
     dense_query = None if mode == "sparse" else get_embeddings().embed_query(query)
     lexical = sparse_query(query, stopwords)
     if mode == "dense":
-        result = client.query_points(collection, query=dense_query, using=DENSE, limit=k,
-                                     query_filter=query_filter, with_payload=True)
+        result = client.query_points(
+            collection,
+            query=dense_query,
+            using=DENSE,
+            limit=k,
+            query_filter=query_filter,
+            with_payload=True,
+        )
     elif mode == "sparse" or not lexical.indices:
-        result = client.query_points(collection, query=lexical, using=SPARSE, limit=k,
-                                     query_filter=query_filter, with_payload=True)
+        result = client.query_points(
+            collection,
+            query=lexical,
+            using=SPARSE,
+            limit=k,
+            query_filter=query_filter,
+            with_payload=True,
+        )
     else:
         result = client.query_points(
             collection,
             prefetch=[
-                models.Prefetch(query=dense_query, using=DENSE, limit=_PREFETCH,
-                                filter=query_filter),
-                models.Prefetch(query=lexical, using=SPARSE, limit=_PREFETCH,
-                                filter=query_filter),
+                models.Prefetch(
+                    query=dense_query, using=DENSE, limit=_PREFETCH, filter=query_filter
+                ),
+                models.Prefetch(query=lexical, using=SPARSE, limit=_PREFETCH, filter=query_filter),
             ],
             query=models.FusionQuery(
                 fusion=models.Fusion.RRF if mode == "hybrid_rrf" else models.Fusion.DBSF
@@ -171,8 +226,12 @@ def search(
     documents = []
     for point in result.points:
         payload = point.payload or {}
-        documents.append(Document(page_content=str(payload.get("page_content", "")),
-                                  metadata=dict(payload.get("metadata") or {})))
+        documents.append(
+            Document(
+                page_content=str(payload.get("page_content", "")),
+                metadata=dict(payload.get("metadata") or {}),
+            )
+        )
     return documents
 
 
@@ -196,4 +255,3 @@ class HybridRetriever(BaseRetriever):
 
     def _search(self, query: str) -> list[Document]:
         raise NotImplementedError
-

@@ -30,7 +30,10 @@ MAX_BYTES = 5_000_000
 TIMEOUT = 20.0
 MAX_REDIRECTS = 5
 TEXT_TYPES: tuple[str, ...] = (
-    "text/", "application/xhtml+xml", "application/xml", "application/json",
+    "text/",
+    "application/xhtml+xml",
+    "application/xml",
+    "application/json",
 )
 USER_AGENT = "rat-agent/0.1 (Retrieval Augmented Thoughts; +https://pypi.org/project/rat-agent)"
 _REDIRECTS = {301, 302, 303, 307, 308}
@@ -148,8 +151,9 @@ def _check_address(url: str, host: str, address: str, allow: Allow) -> None:
         )
 
 
-def _target(url: str, host: str, port: int | None, addresses: Sequence[str],
-            allow: Allow) -> _Target:
+def _target(
+    url: str, host: str, port: int | None, addresses: Sequence[str], allow: Allow
+) -> _Target:
     if not addresses:
         raise FetchError(f"cannot resolve the host of {url!r}")
     for address in addresses:  # every one: a connection may go to any of them
@@ -208,19 +212,22 @@ def _next_url(target: _Target, response: httpx.Response, hops: int) -> str | Non
 
 def _check_response(target: _Target, response: httpx.Response, accept: Sequence[str]) -> str:
     if not 200 <= response.status_code < 300:
-        raise FetchError(f"{target.url}: HTTP {response.status_code}",
-                         status=response.status_code)
+        raise FetchError(f"{target.url}: HTTP {response.status_code}", status=response.status_code)
     media = str(response.headers.get("content-type", "")).split(";", 1)[0].strip().lower()
     if not any(media.startswith(kind) for kind in accept):
-        raise FetchError(f"{target.url}: content type {media or 'missing'!r} is not accepted",
-                         status=response.status_code)
+        raise FetchError(
+            f"{target.url}: content type {media or 'missing'!r} is not accepted",
+            status=response.status_code,
+        )
     return media
 
 
-def _result(target: _Target, response: httpx.Response, media: str, body: bytearray,
-            truncated: bool) -> Fetched:
-    return Fetched(target.url, response.status_code, media, bytes(body), truncated,
-                   response.charset_encoding)
+def _result(
+    target: _Target, response: httpx.Response, media: str, body: bytearray, truncated: bool
+) -> Fetched:
+    return Fetched(
+        target.url, response.status_code, media, bytes(body), truncated, response.charset_encoding
+    )
 
 
 def _with_query(url: str, params: Mapping[str, str] | None) -> str:
@@ -240,8 +247,17 @@ def fetch(
     accept: Sequence[str] = TEXT_TYPES,
 ) -> Fetched:
     """`afetch` for sync code (ingest, the sync retrievers): one policy, one redirect loop."""
-    return run_sync(afetch(url, params=params, headers=headers, allow_private=allow_private,
-                           max_bytes=max_bytes, timeout=timeout, accept=accept))
+    return run_sync(
+        afetch(
+            url,
+            params=params,
+            headers=headers,
+            allow_private=allow_private,
+            max_bytes=max_bytes,
+            timeout=timeout,
+            accept=accept,
+        )
+    )
 
 
 async def afetch(
@@ -258,8 +274,9 @@ async def afetch(
     allow = private_allowed() if allow_private is None else allow_private
     current = _with_query(url, params)
     deadline = time.monotonic() + timeout  # httpx's timeout is per read, not per fetch
-    async with httpx.AsyncClient(timeout=timeout, follow_redirects=False,
-                                 trust_env=False) as client:
+    async with httpx.AsyncClient(
+        timeout=timeout, follow_redirects=False, trust_env=False
+    ) as client:
         for hops in range(MAX_REDIRECTS + 1):
             scheme, host, port = _split(current)
             addresses = await _aresolve(current, port, scheme, host)
@@ -293,7 +310,8 @@ def _why(error: BaseException | None) -> str:
     attempts failed" and keeps the reason three causes down."""
     while error is not None:
         inner = error.__cause__ or next(
-            (a for a in error.args if isinstance(a, BaseException)), None)
+            (a for a in error.args if isinstance(a, BaseException)), None
+        )
         if inner is None:
             break
         error = inner

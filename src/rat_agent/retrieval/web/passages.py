@@ -15,10 +15,42 @@ from langchain_text_splitters import Language, RecursiveCharacterTextSplitter
 from rat_agent.providers.embeddings import get_embeddings, model_path
 
 CHARS_PER_TOKEN = 4  # English prose in MiniLM's word pieces, measured on the corpus: ~4.3
-_NOISE = ("script", "style", "noscript", "template", "svg", "nav", "header", "footer", "aside",
-          "form", "iframe", "button")
-_BLOCKS = ("p", "div", "section", "article", "li", "tr", "br", "h1", "h2", "h3", "h4", "h5",
-           "h6", "pre", "blockquote", "table", "ul", "ol", "dt", "dd")
+_NOISE = (
+    "script",
+    "style",
+    "noscript",
+    "template",
+    "svg",
+    "nav",
+    "header",
+    "footer",
+    "aside",
+    "form",
+    "iframe",
+    "button",
+)
+_BLOCKS = (
+    "p",
+    "div",
+    "section",
+    "article",
+    "li",
+    "tr",
+    "br",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "pre",
+    "blockquote",
+    "table",
+    "ul",
+    "ol",
+    "dt",
+    "dd",
+)
 _BLANKS = re.compile(r"\n\s*\n+")
 _SPACES = re.compile(r"[ \t\u00a0]+")
 _lock = threading.Lock()
@@ -74,9 +106,7 @@ def split_text(
     """
     separators = None
     if language is not None:
-        separators = RecursiveCharacterTextSplitter.get_separators_for_language(
-            Language(language)
-        )
+        separators = RecursiveCharacterTextSplitter.get_separators_for_language(Language(language))
     splitter = RecursiveCharacterTextSplitter(
         chunk_size=tokens,
         chunk_overlap=min(overlap, tokens // 2),
