@@ -13,32 +13,16 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.retrievers import BaseRetriever
 from pydantic import Field
 
-from rat_agent.agent import prompts
-
 
 def prompt_text(messages: list[BaseMessage]) -> str:
     return "\n".join(str(m.content) for m in messages)
 
 
-def kind_of(messages: list[BaseMessage]) -> str:
-    """Which RAT prompt this is, read from its instruction (always the last part)."""
-    text = prompt_text(messages)
-    for kind, instruction in (
-        ("draft", prompts.DRAFT.split("}")[-1]),  # the part after "{max_steps}"
-        ("query", prompts.QUERY),
-        ("revise", prompts.REVISE_STEP),
-        ("revise", prompts.GROUNDED_REMINDER),  # revision="grounded", the default
-        ("prefix", prompts.REVISE_PREFIX),
-        ("answer", prompts.ANSWER),
-        ("direct", prompts.DIRECT),
-        ("rag", prompts.RAG_ANSWER.split("}")[-1]),
-        ("revise_all", prompts.REVISE_ALL),
-        ("thought", prompts.THOUGHT),
-        ("goal", prompts.GOAL),
-    ):
-        if text.rstrip().endswith(instruction):
-            return kind
-    raise AssertionError(f"unrecognised prompt: {text[-200:]!r}")
+def kind_of(tags: list[str] | None) -> str:
+    """Which call this is, by the tag the node gives it ("rat:revise"), not by its wording."""
+    kinds = [tag.removeprefix("rat:") for tag in tags or [] if tag.startswith("rat:")]
+    assert len(kinds) == 1, f"a model call without one rat:<call> tag: {tags}"
+    return kinds[0]
 
 
 def current_step(messages: list[BaseMessage]) -> str:
@@ -67,7 +51,7 @@ class ScriptedModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        kind = kind_of(messages)
+        kind = kind_of(run_manager.tags if run_manager else None)
         self.calls.append((kind, messages))
         text = self.respond(kind, messages)
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])

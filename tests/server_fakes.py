@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from fakes import ScriptedModel, current_step, kind_of, prompt_text
+from fakes import ScriptedModel, current_step, prompt_text
 from langchain_core.messages import BaseMessage
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
@@ -88,7 +88,7 @@ def slow_question_model() -> ScriptedModel:
 
     def respond(kind: str, messages: list[BaseMessage]) -> str:
         time.sleep(SLOW_CALL_S)
-        return fast.respond(kind_of(messages), messages)
+        return fast.respond(kind, messages)
 
     return ScriptedModel(respond=respond, calls=[])
 

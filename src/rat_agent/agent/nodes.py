@@ -11,12 +11,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import asdict, replace
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.retrievers import BaseRetriever
+from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
 from langgraph.errors import NodeError
 from langgraph.runtime import Runtime
@@ -39,6 +40,21 @@ from rat_agent.text import shorten
 
 log = logging.getLogger(__name__)
 SNIPPET_CHARS = 240
+
+
+# Every model call a node makes, by what it asks for; ask() tags the call "rat:<call>".
+Call = Literal[
+    "draft",
+    "goal",
+    "query",
+    "revise",
+    "prefix",
+    "answer",
+    "thought",
+    "direct",
+    "rag",
+    "revise_all",
+]
 
 
 def context_of(runtime: Runtime[Context] | None) -> Context:
@@ -108,12 +124,18 @@ class RatNodes:
         return get_chat_model(ctx.model, temperature=ctx.temperature, max_tokens=ctx.max_tokens)
 
     def ask(
-        self, ctx: Context, messages: list[BaseMessage], schema: dict[str, Any] | None = None
+        self,
+        ctx: Context,
+        call: Call,
+        messages: list[BaseMessage],
+        schema: dict[str, Any] | None = None,
     ) -> str:
-        """One model call; with `schema`, the server is asked to enforce that JSON."""
+        """One model call, tagged "rat:<call>" (traces and test fakes tell the calls apart
+        by it); with `schema`, the server is asked to enforce that JSON."""
         try:
             model = self._model(ctx)
-            reply = model.invoke(messages, **_schema_options(model, schema))
+            config: RunnableConfig = {"tags": [f"rat:{call}"]}
+            reply = model.invoke(messages, config, **_schema_options(model, schema))
         except RatError:
             raise
         except Exception as exc:  # any provider's error becomes one typed error
@@ -156,7 +178,7 @@ class RatNodes:
             drafts = [prompts.REPAIR_DRAFT.format(need=goal)]
             meta: list[DraftMeta] = []
         else:
-            reply = self.ask(ctx, prompts.draft_messages(question, ctx.max_steps))
+            reply = self.ask(ctx, "draft", prompts.draft_messages(question, ctx.max_steps))
             steps = parsing.drop_repeats(parsing.split_steps(reply))
             drafts = parsing.merge_tail(
                 [s for s in steps if parsing.says_something(s)], ctx.max_steps
@@ -176,7 +198,9 @@ class RatNodes:
         return ctx.output == "steps" and ctx.method in ("rat", "rat_noncausal")
 
     def _goal(self, ctx: Context, question: str) -> str:
-        return parsing.clean_query(self.ask(ctx, prompts.goal_messages(question))).rstrip(".")
+        return parsing.clean_query(self.ask(ctx, "goal", prompts.goal_messages(question))).rstrip(
+            "."
+        )
 
     def _stop_at_goal(
         self, ctx: Context, question: str, drafts: list[str]
@@ -226,7 +250,9 @@ class RatNodes:
             return {"query": parsing.head(draft)}
         # Non-causal RAT (a baseline) writes every query from the unrevised draft.
         past = state["drafts"][:i] if ctx.method == "rat_noncausal" else _revised(state["steps"])
-        reply = self.ask(ctx, prompts.query_messages(state["question"], past, draft, len(past) + 1))
+        reply = self.ask(
+            ctx, "query", prompts.query_messages(state["question"], past, draft, len(past) + 1)
+        )
         query = parsing.clean_query(reply)
         return {"query": query or draft}  # a useless reply falls back to the step's text
 
@@ -369,8 +395,9 @@ class RatNodes:
                     doc_chars=doc_chars(ctx),
                     scope=ctx.revise_scope,
                 )
-            reply = parsing.clean_reply(self.ask(ctx, messages))
-            if ctx.revise_scope == "prefix" or official:
+            prefix = ctx.revise_scope == "prefix" or official
+            reply = parsing.clean_reply(self.ask(ctx, "prefix" if prefix else "revise", messages))
+            if prefix:
                 earlier, current = _split_prefix(reply, len(revised_past) + 1)
                 kept = [s for s in steps if s["status"] != "dropped"]
                 for past, text in zip(kept, earlier, strict=False):
@@ -415,7 +442,7 @@ class RatNodes:
         inputs its quote names. Asked to write the step again, or what the quote uses, the
         1.5B model copied the step again or answered "None".
         """
-        found = parsing.parse_revision(self.ask(ctx, messages, schema), number)
+        found = parsing.parse_revision(self.ask(ctx, "revise", messages, schema), number)
         if found.drop is not None or not repair.makes_from_itself(found.step):
             return found, ""
         step, needs = repair.with_product(found.step, found.needs, makes)
@@ -482,7 +509,7 @@ class RatNodes:
         ctx = context_of(runtime)
         steps = _revised(state["steps"]) or list(state["drafts"])  # method cot: the draft
         messages = prompts.answer_messages(state["question"], steps, checked=bool(state["steps"]))
-        answer = parsing.strip_thinking(self.ask(ctx, messages)).strip()
+        answer = parsing.strip_thinking(self.ask(ctx, "answer", messages)).strip()
         return {"answer": answer or parsing.format_steps(steps)}
 
     def remember(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -516,7 +543,7 @@ class RatNodes:
                 candidate.question, candidate.answer, [o.title for o in candidate.origins]
             )
             try:
-                replies.append(self.ask(ctx, messages))
+                replies.append(self.ask(ctx, "thought", messages))
             except ModelError as exc:
                 log.warning("thought making failed: %s", exc)
                 replies.append(None)
@@ -541,7 +568,9 @@ def direct(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[str
     """DIRECT: one call, the answer only."""
     ctx = context_of(runtime)
     question = _question(state)
-    answer = parsing.strip_thinking(nodes.ask(ctx, prompts.direct_messages(question))).strip()
+    answer = parsing.strip_thinking(
+        nodes.ask(ctx, "direct", prompts.direct_messages(question))
+    ).strip()
     if not answer:
         raise UnusableReply("the model returned an empty answer")
     return start_run(question, ctx, answer=answer)
@@ -599,7 +628,9 @@ def answer_once(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dic
         messages = prompts.revise_all_messages(
             state["question"], drafts, documents, doc_chars=doc_chars(ctx)
         )
-    reply = parsing.clean_reply(nodes.ask(ctx, messages))
+    reply = parsing.clean_reply(
+        nodes.ask(ctx, "rag" if ctx.method == "rag" else "revise_all", messages)
+    )
     texts = parsing.merge_tail(parsing.drop_repeats(parsing.split_steps(reply)), ctx.max_steps)
     texts = [t for t in texts if parsing.says_something(t)] or list(drafts)
     if not texts:
