@@ -48,7 +48,22 @@ from rat_agent.agent.nodes import (
     retrieve_once,
     retrieve_once_failed,
 )
-from rat_agent.agent.state import InputState, OutputState, State
+from rat_agent.agent.state import (
+    ANSWER_ONCE,
+    APPEND_NEXT,
+    DIRECT,
+    DRAFT_COT,
+    REMEMBER,
+    RETRIEVE,
+    RETRIEVE_ONCE,
+    REVIEW_DRAFT,
+    REVISE_STEP,
+    TO_QUERY,
+    WRITE_ANSWER,
+    InputState,
+    OutputState,
+    State,
+)
 from rat_agent.errors import (
     ModelError,
     RequestRejected,
@@ -89,8 +104,8 @@ def route_start(state: State, runtime: Runtime[Context]) -> Start:
     """The paper's one-call baselines skip the draft."""
     method = context_of(runtime).method
     if method == "direct":
-        return "direct"
-    return "retrieve_once" if method == "rag" else "draft_cot"
+        return DIRECT
+    return RETRIEVE_ONCE if method == "rag" else DRAFT_COT
 
 
 def after_draft(state: State, runtime: Runtime[Context]) -> AfterDraft:
@@ -98,27 +113,27 @@ def after_draft(state: State, runtime: Runtime[Context]) -> AfterDraft:
     if ctx.method == "cot":
         return after_steps(state, runtime)
     if ctx.method == "cot_rag":
-        return "retrieve_once"
-    return "review_draft" if ctx.review_draft else "to_query"
+        return RETRIEVE_ONCE
+    return REVIEW_DRAFT if ctx.review_draft else TO_QUERY
 
 
 def after_step(state: State, runtime: Runtime[Context]) -> AfterStep:
     """Loop while draft steps remain; then finish, writing an answer if asked to."""
     if has_next_step(state):
-        return "to_query"
+        return TO_QUERY
     return after_steps(state, runtime)
 
 
 def after_steps(state: State, runtime: Runtime[Context]) -> AfterSteps:
     """Every method with steps ends in a written response when output=answer (code, say)."""
     if context_of(runtime).output == "answer":
-        return "write_answer"
+        return WRITE_ANSWER
     return after_answer(state, runtime)
 
 
 def after_answer(state: State, runtime: Runtime[Context]) -> AfterAnswer:
     """With memory on, the finished run's conclusions become thoughts."""
-    return "remember" if context_of(runtime).memory else "__end__"
+    return REMEMBER if context_of(runtime).memory else "__end__"
 
 
 def build_graph(
@@ -133,41 +148,41 @@ def build_graph(
     builder = StateGraph(
         State, context_schema=Context, input_schema=InputState, output_schema=OutputState
     )
-    builder.add_node("draft_cot", nodes.draft_cot, retry_policy=MODEL_RETRY)
-    builder.add_node("review_draft", nodes.review_draft)
-    builder.add_node("to_query", nodes.to_query, retry_policy=MODEL_RETRY)
+    builder.add_node(DRAFT_COT, nodes.draft_cot, retry_policy=MODEL_RETRY)
+    builder.add_node(REVIEW_DRAFT, nodes.review_draft)
+    builder.add_node(TO_QUERY, nodes.to_query, retry_policy=MODEL_RETRY)
     builder.add_node(
-        "retrieve",
+        RETRIEVE,
         nodes.retrieve,
         retry_policy=retrieval_retry,
         error_handler=nodes.retrieval_failed,
     )
-    builder.add_node("revise_step", nodes.revise_step, retry_policy=MODEL_RETRY)
-    builder.add_node("append_next", nodes.append_next)
-    builder.add_node("write_answer", nodes.write_answer, retry_policy=MODEL_RETRY)
-    builder.add_node("remember", nodes.remember)
+    builder.add_node(REVISE_STEP, nodes.revise_step, retry_policy=MODEL_RETRY)
+    builder.add_node(APPEND_NEXT, nodes.append_next)
+    builder.add_node(WRITE_ANSWER, nodes.write_answer, retry_policy=MODEL_RETRY)
+    builder.add_node(REMEMBER, nodes.remember)
     # the baselines (method != "rat"), sharing the model, retriever and budgets
-    builder.add_node("direct", partial(direct, nodes), retry_policy=MODEL_RETRY)
+    builder.add_node(DIRECT, partial(direct, nodes), retry_policy=MODEL_RETRY)
     builder.add_node(
-        "retrieve_once",
+        RETRIEVE_ONCE,
         partial(retrieve_once, nodes),
         retry_policy=retrieval_retry,
         error_handler=retrieve_once_failed,
     )
-    builder.add_node("answer_once", partial(answer_once, nodes), retry_policy=MODEL_RETRY)
+    builder.add_node(ANSWER_ONCE, partial(answer_once, nodes), retry_policy=MODEL_RETRY)
 
     builder.add_conditional_edges(START, route_start)
-    builder.add_conditional_edges("draft_cot", after_draft)
-    builder.add_edge("review_draft", "to_query")
-    builder.add_edge("to_query", "retrieve")
-    builder.add_edge("retrieve", "revise_step")
-    builder.add_edge("revise_step", "append_next")
-    builder.add_conditional_edges("append_next", after_step)
-    builder.add_conditional_edges("write_answer", after_answer)
-    builder.add_edge("remember", END)
-    builder.add_edge("direct", END)
-    builder.add_edge("retrieve_once", "answer_once")
-    builder.add_conditional_edges("answer_once", after_steps)
+    builder.add_conditional_edges(DRAFT_COT, after_draft)
+    builder.add_edge(REVIEW_DRAFT, TO_QUERY)
+    builder.add_edge(TO_QUERY, RETRIEVE)
+    builder.add_edge(RETRIEVE, REVISE_STEP)
+    builder.add_edge(REVISE_STEP, APPEND_NEXT)
+    builder.add_conditional_edges(APPEND_NEXT, after_step)
+    builder.add_conditional_edges(WRITE_ANSWER, after_answer)
+    builder.add_edge(REMEMBER, END)
+    builder.add_edge(DIRECT, END)
+    builder.add_edge(RETRIEVE_ONCE, ANSWER_ONCE)
+    builder.add_conditional_edges(ANSWER_ONCE, after_steps)
     return builder.compile(checkpointer=checkpointer, name="rat")
 
 

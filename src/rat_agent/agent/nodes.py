@@ -25,7 +25,15 @@ from langgraph.types import Command, interrupt
 
 from rat_agent.agent import evidence, parsing, prompts, repair, thoughts
 from rat_agent.agent.context import Context
-from rat_agent.agent.state import DraftMeta, Source, SourceKind, State, Step
+from rat_agent.agent.state import (
+    ANSWER_ONCE,
+    REVISE_STEP,
+    DraftMeta,
+    Source,
+    SourceKind,
+    State,
+    Step,
+)
 from rat_agent.errors import (
     ConfigError,
     ModelError,
@@ -290,7 +298,7 @@ class RatNodes:
         log.warning("retrieval failed for step %d: %s", state["index"] + 1, error.error)
         return Command(
             update={"documents": [], "retrieval_error": f"retrieval failed: {error.error}"},
-            goto="revise_step",
+            goto=REVISE_STEP,
         )
 
     def revise_step(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -611,7 +619,7 @@ def retrieve_once_failed(state: State, runtime: Runtime[Context], error: NodeErr
             "documents": focus(ctx, thoughts_found, [query]).documents,
             "retrieval_error": f"retrieval failed: {error.error}",
         },
-        goto="answer_once",
+        goto=ANSWER_ONCE,
     )
 
 

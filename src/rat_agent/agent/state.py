@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, NotRequired
+from typing import Annotated, Any, Final, Literal, NotRequired
 
 # Pydantic (Studio's input and output forms) needs typing_extensions.TypedDict before 3.12.
 from pydantic import Field
 from typing_extensions import TypedDict
+
+# The graph's nodes. Their names are written into every checkpoint (its `next`), so they
+# are part of the saved format: graph.py registers them, time travel and the CLI read them.
+DRAFT_COT: Final = "draft_cot"
+REVIEW_DRAFT: Final = "review_draft"
+TO_QUERY: Final = "to_query"
+RETRIEVE: Final = "retrieve"
+REVISE_STEP: Final = "revise_step"
+APPEND_NEXT: Final = "append_next"
+WRITE_ANSWER: Final = "write_answer"
+REMEMBER: Final = "remember"
+DIRECT: Final = "direct"
+RETRIEVE_ONCE: Final = "retrieve_once"
+ANSWER_ONCE: Final = "answer_once"
 
 # inserted: a prerequisite plan repair added (then checked like any step); dropped: the
 # revision found the task does not need the step (`note` says why).

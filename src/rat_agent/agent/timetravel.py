@@ -13,6 +13,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import StateSnapshot
 
+from rat_agent.agent.state import APPEND_NEXT, REVIEW_DRAFT, REVISE_STEP, TO_QUERY
 from rat_agent.errors import ConfigError
 
 
@@ -48,9 +49,7 @@ def _before_step(graph: Any, thread: str, step: int) -> tuple[StateSnapshot, str
     the index on to step k).
     """
     want_next, want_index, as_node = (
-        (("to_query",), 0, "review_draft")
-        if step == 1
-        else (("append_next",), step - 2, "revise_step")
+        ((TO_QUERY,), 0, REVIEW_DRAFT) if step == 1 else ((APPEND_NEXT,), step - 2, REVISE_STEP)
     )
     for snapshot in graph.get_state_history({"configurable": {"thread_id": thread}}):
         values = snapshot.values or {}

@@ -26,7 +26,17 @@ from rat_agent.agent.context import (
     QueryMode,
     ReviseScope,
 )
-from rat_agent.agent.state import InputState, Step
+from rat_agent.agent.state import (
+    DRAFT_COT,
+    REMEMBER,
+    RETRIEVE,
+    REVIEW_DRAFT,
+    REVISE_STEP,
+    TO_QUERY,
+    WRITE_ANSWER,
+    InputState,
+    Step,
+)
 from rat_agent.cli import review
 from rat_agent.errors import ConfigError
 
@@ -218,35 +228,35 @@ def _progress(
     inserted: int = 0,
 ) -> None:
     """One node's update as a line or two; `done` counts the steps checked so far."""
-    if node == "draft_cot":
+    if node == DRAFT_COT:
         out.rule(f"Draft: {len(drafts)} steps")
         for n, text in enumerate(drafts, 1):
             out.print(f"[bold]STEP {n}[/bold] {escape(text)}")
-    elif node == "review_draft":
+    elif node == REVIEW_DRAFT:
         out.rule(f"Reviewed draft: {len(drafts)} steps")
         for n, text in enumerate(drafts, 1):
             out.print(f"[bold]STEP {n}[/bold] {escape(text)}")
-    elif node == "to_query":
+    elif node == TO_QUERY:
         out.rule(f"Step {done + 1} of {len(drafts)}")
         out.print(f"[dim]draft[/dim] {escape(drafts[done])}")
         out.print(f"[cyan]query[/cyan] {escape(change['query'])}")
-    elif node == "retrieve":
+    elif node == RETRIEVE:
         titles = ", ".join(d["title"] for d in change.get("documents", []))
         if change.get("retrieval_error"):
             out.print(f"[yellow]{escape(change['retrieval_error'])}[/yellow]")
         if titles or not change.get("retrieval_error"):
             out.print(f"[cyan]sources[/cyan] {escape(titles) or '(none)'}")
-    elif node == "revise_step" and "steps" not in change:  # plan repair
+    elif node == REVISE_STEP and "steps" not in change:  # plan repair
         added = drafts[done : done + inserted]
         out.print(
             f"[magenta]needs[/magenta] {escape('; '.join(added))} "
             f"[magenta](inserted before: {escape(drafts[done + inserted])})[/magenta]"
         )
-    elif node == "revise_step":
+    elif node == REVISE_STEP:
         _print_step(out, change["steps"][-1], done)
-    elif node == "write_answer":
+    elif node == WRITE_ANSWER:
         out.print("[dim]final answer written[/dim]")
-    elif node == "remember":
+    elif node == REMEMBER:
         out.print(f"[dim]memory: {escape(memory_summary(change.get('thoughts', [])))}[/dim]")
 
 
