@@ -241,7 +241,7 @@ async def one_run(client: LangGraphClient, question: str, context: dict[str, Any
     ):
         if chunk.event == "error":
             raise RuntimeError(f"run on {thread_id} failed: {chunk.data}")
-        if chunk.event == "custom":
+        if chunk.event == "custom" and chunk.data.get("event") == "step":
             events.append(chunk.data)
     seconds = time.perf_counter() - start
     state = await client.threads.get_state(thread_id)

@@ -144,7 +144,7 @@ def test_a_streamed_run_reports_each_step_and_keeps_its_history(
 
     assert "error" not in [kind for kind, _ in events], events
     drafts = draft_for(question)
-    custom = [data for kind, data in events if kind == "custom"]
+    custom = [data for kind, data in events if kind == "custom" and data["event"] == "step"]
     assert [(e["event"], e["step"], e["of"], e["query"], e["status"]) for e in custom] == [
         ("step", n, STEPS, f"about: {d}", "revised") for n, d in enumerate(drafts, 1)
     ]
@@ -191,7 +191,8 @@ def test_review_draft_pauses_with_the_draft_and_revises_the_edited_steps(
     assert [i["value"] for i in interrupts[0]] == [
         {"question": question, "drafts": draft_for(question)}
     ]
-    assert not [data for kind, data in events if kind == "custom"], "no step before review"
+    custom = [data["event"] for kind, data in events if kind == "custom"]
+    assert custom == ["draft"], "the draft, and no step before the review"
     paused = client.threads.get_state(thread_id)
     assert paused["next"] == ["review_draft"]
     assert paused["interrupts"][0]["value"]["drafts"] == draft_for(question)
@@ -210,7 +211,7 @@ def test_review_draft_pauses_with_the_draft_and_revises_the_edited_steps(
         stream_mode=["updates", "custom"],
     )
 
-    assert [e["query"] for kind, e in events if kind == "custom"] == [
+    assert [e["query"] for kind, e in events if kind == "custom" and e["event"] == "step"] == [
         f"about: {step}" for step in edited
     ]
     steps = values_of(client, thread_id)["steps"]

@@ -61,8 +61,8 @@ def test_stream_modes() -> None:
     modes = [mode for mode, _ in chunks]
     updates = [next(iter(data)) for mode, data in chunks if mode == "updates"]
     assert updates[:2] == ["draft_cot", "to_query"] and updates[-1] == "append_next"
-    assert [data["step"] for mode, data in chunks if mode == "custom"] == [1, 2, 3]
-    custom = [data for mode, data in chunks if mode == "custom"]
+    custom = [data for mode, data in chunks if mode == "custom" and data["event"] == "step"]
+    assert [data["step"] for data in custom] == [1, 2, 3]
     assert custom[0]["event"] == "step" and custom[0]["of"] == 3
     assert custom[0]["sources"][0]["title"] == "Page 1"
     # "messages": the model's output, tagged with the node that asked for it

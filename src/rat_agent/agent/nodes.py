@@ -18,7 +18,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig
-from langgraph.config import get_config
+from langgraph.config import get_config, get_stream_writer
 from langgraph.errors import NodeError
 from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
@@ -196,6 +196,7 @@ class RatNodes:
                     "the model returned an empty draft; try again or use another model"
                 )
             goal, meta = self._stop_at_goal(ctx, question, drafts)
+        runtime.stream_writer({"event": "draft", "drafts": drafts, "reviewed": False})
         # method "cot" stops here: the draft is the answer
         answer = parsing.format_steps(drafts) if ctx.method == "cot" else ""
         return start_run(question, ctx, drafts=drafts, goal=goal, meta=meta, index=0, answer=answer)
@@ -241,39 +242,56 @@ class RatNodes:
                 break
             except ConfigError as exc:
                 payload = {**payload, "error": str(exc)}
+        shown = state["drafts"] if drafts is None else drafts
+        runtime.stream_writer({"event": "draft", "drafts": shown, "reviewed": True})
         return {} if drafts is None else {"drafts": drafts, "meta": []}
 
     def to_query(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """Q_i = ToQuery(I, T*_1..i-1, T_i)."""
-        ctx = context_of(runtime)
+        query = self._query(state, context_of(runtime))
+        i = state["index"]
+        runtime.stream_writer(
+            {
+                "event": "query",
+                "step": i + 1,
+                "of": len(state["drafts"]),
+                "draft": state["drafts"][i],
+                "query": query,
+            }
+        )
+        return {"query": query}
+
+    def _query(self, state: State, ctx: Context) -> str:
+        """The query for the current step; "" for a step dropped unchecked."""
         i = state["index"]
         meta = repair.meta_at(state.get("meta", []), i)
         # A step checked again after its prerequisites looks up what it was for ("Get 2
         # sticks."), not its corrected text, whose inputs and tools would pull in their pages.
         draft = meta["original"] or state["drafts"][i]
         if _skipped(state, meta):
-            return {"query": ""}  # dropped unchecked: nothing to look up
+            return ""  # dropped unchecked: nothing to look up
         # An inserted step's draft ("Get 8 planks.") already names exactly what to look up.
         if ctx.query_mode == "text" or meta["makes"]:
-            return {"query": parsing.head(draft)}
+            return parsing.head(draft)
         # Non-causal RAT (a baseline) writes every query from the unrevised draft.
         past = state["drafts"][:i] if ctx.method == "rat_noncausal" else _revised(state["steps"])
         reply = self.ask(
             ctx, "query", prompts.query_messages(state["question"], past, draft, len(past) + 1)
         )
-        query = parsing.clean_query(reply)
-        return {"query": query or draft}  # a useless reply falls back to the step's text
+        return parsing.clean_query(reply) or draft  # a useless reply falls back to the step
 
     def retrieve(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """R_i = top-k documents for Q_i. Failures are retried by the node's retry policy."""
         ctx = context_of(runtime)
         if _skipped(state, repair.meta_at(state.get("meta", []), state["index"])):
+            _sources_event(state, [], "")
             return {"documents": [], "support": None, "retrieval_error": ""}
         docs = self.search(ctx, state["query"])
         thoughts_found, problem = recall(ctx, state["query"])
         meta = repair.meta_at(state.get("meta", []), state["index"])
         draft = meta["original"] or state["drafts"][state["index"]]  # as in to_query
         found = focus(ctx, [*docs, *thoughts_found], [state["query"], parsing.head(draft)])
+        _sources_event(state, found.documents, problem)
         return {"documents": found.documents, "support": found.support, "retrieval_error": problem}
 
     def search(self, ctx: Context, query: str) -> list[dict[str, str]]:
@@ -296,10 +314,9 @@ class RatNodes:
         if not isinstance(error.error, RetrievalError):
             raise error.error
         log.warning("retrieval failed for step %d: %s", state["index"] + 1, error.error)
-        return Command(
-            update={"documents": [], "retrieval_error": f"retrieval failed: {error.error}"},
-            goto=REVISE_STEP,
-        )
+        problem = f"retrieval failed: {error.error}"
+        _sources_event(state, [], problem)
+        return Command(update={"documents": [], "retrieval_error": problem}, goto=REVISE_STEP)
 
     def revise_step(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """T*_i = p(.|I, T*_1..i-1, T_i, R_i); the revision replaces the draft step.
@@ -430,6 +447,7 @@ class RatNodes:
                 "query": step["query"],
                 "sources": step["sources"],
                 "status": step["status"],
+                "revision": step,
             }
         )
         return {"steps": new_steps, "answer": parsing.format_steps(_revised(new_steps))}
@@ -518,6 +536,7 @@ class RatNodes:
         steps = _revised(state["steps"]) or list(state["drafts"])  # method cot: the draft
         messages = prompts.answer_messages(state["question"], steps, checked=bool(state["steps"]))
         answer = parsing.strip_thinking(self.ask(ctx, "answer", messages)).strip()
+        runtime.stream_writer({"event": "answer"})
         return {"answer": answer or parsing.format_steps(steps)}
 
     def remember(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -566,6 +585,7 @@ class RatNodes:
             thread=str(thread),
             model=ctx.model if self.llm is None else self.llm.get_name(),
         )
+        runtime.stream_writer({"event": "memory", "thoughts": notes})
         return {"thoughts": notes}
 
 
@@ -706,6 +726,19 @@ def recall(ctx: Context, query: str) -> tuple[list[dict[str, str]], str]:
         log.warning("thought memory failed: %s", exc)
         return [], f"thought memory failed: {exc}"
     return [_as_dict(d) for d in found], ""
+
+
+def _sources_event(state: State, documents: Sequence[dict[str, str]], problem: str) -> None:
+    """The custom stream's "sources" event; the error handler has no runtime, hence the
+    writer from the run's config."""
+    get_stream_writer()(
+        {
+            "event": "sources",
+            "step": state["index"] + 1,
+            "titles": [d["title"] for d in documents],
+            "error": problem,
+        }
+    )
 
 
 def start_run(question: str, ctx: Context, **values: Any) -> dict[str, Any]:

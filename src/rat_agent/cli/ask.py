@@ -27,13 +27,6 @@ from rat_agent.agent.context import (
     ReviseScope,
 )
 from rat_agent.agent.state import (
-    DRAFT_COT,
-    REMEMBER,
-    RETRIEVE,
-    REVIEW_DRAFT,
-    REVISE_STEP,
-    TO_QUERY,
-    WRITE_ANSWER,
     InputState,
     Step,
 )
@@ -143,20 +136,14 @@ def _ask_with(args: argparse.Namespace, saver: Any) -> int:
         )
     stats = RunStats()
     config["callbacks"] = [stats]
-    drafts: list[str] = values.get("drafts", [])
-    done = len(values.get("steps", []))
     while True:
         # durability="sync": a checkpoint is on disk before the next node starts, so a kill
         # at any moment loses at most the node in flight (the default writes in the background)
-        for update in graph.stream(
-            inputs, config, context=context, stream_mode="updates", durability="sync"
+        for event in graph.stream(
+            inputs, config, context=context, stream_mode="custom", durability="sync"
         ):
-            for node, change in update.items():
-                if show and isinstance(change, dict):
-                    before = drafts
-                    drafts = change.get("drafts", drafts)
-                    done = len(change.get("steps", [None] * done))
-                    _progress(out, node, change, drafts, done, len(drafts) - len(before))
+            if show and isinstance(event, dict):
+                _progress(out, event)
         pending = review.pending_review(graph.get_state(config))
         if pending is None:
             break
@@ -219,45 +206,36 @@ def _paused(thread: str, review: dict[str, Any], *, as_json: bool) -> int:
     return 0
 
 
-def _progress(
-    out: Console,
-    node: str,
-    change: dict[str, Any],
-    drafts: list[str],
-    done: int,
-    inserted: int = 0,
-) -> None:
-    """One node's update as a line or two; `done` counts the steps checked so far."""
-    if node == DRAFT_COT:
-        out.rule(f"Draft: {len(drafts)} steps")
+def _progress(out: Console, event: dict[str, Any]) -> None:
+    """One event of the graph's custom stream as a line or two: the same events any UI
+    gets (README, "From Python"), so the CLI shows nothing a UI could not."""
+    kind = event.get("event")
+    if kind == "draft":
+        drafts = event["drafts"]
+        out.rule(f"{'Reviewed draft' if event['reviewed'] else 'Draft'}: {len(drafts)} steps")
         for n, text in enumerate(drafts, 1):
             out.print(f"[bold]STEP {n}[/bold] {escape(text)}")
-    elif node == REVIEW_DRAFT:
-        out.rule(f"Reviewed draft: {len(drafts)} steps")
-        for n, text in enumerate(drafts, 1):
-            out.print(f"[bold]STEP {n}[/bold] {escape(text)}")
-    elif node == TO_QUERY:
-        out.rule(f"Step {done + 1} of {len(drafts)}")
-        out.print(f"[dim]draft[/dim] {escape(drafts[done])}")
-        out.print(f"[cyan]query[/cyan] {escape(change['query'])}")
-    elif node == RETRIEVE:
-        titles = ", ".join(d["title"] for d in change.get("documents", []))
-        if change.get("retrieval_error"):
-            out.print(f"[yellow]{escape(change['retrieval_error'])}[/yellow]")
-        if titles or not change.get("retrieval_error"):
+    elif kind == "query":
+        out.rule(f"Step {event['step']} of {event['of']}")
+        out.print(f"[dim]draft[/dim] {escape(event['draft'])}")
+        out.print(f"[cyan]query[/cyan] {escape(event['query'])}")
+    elif kind == "sources":
+        titles = ", ".join(event["titles"])
+        if event["error"]:
+            out.print(f"[yellow]{escape(event['error'])}[/yellow]")
+        if titles or not event["error"]:
             out.print(f"[cyan]sources[/cyan] {escape(titles) or '(none)'}")
-    elif node == REVISE_STEP and "steps" not in change:  # plan repair
-        added = drafts[done : done + inserted]
+    elif kind == "insert":  # plan repair
         out.print(
-            f"[magenta]needs[/magenta] {escape('; '.join(added))} "
-            f"[magenta](inserted before: {escape(drafts[done + inserted])})[/magenta]"
+            f"[magenta]needs[/magenta] {escape('; '.join(event['drafts']))} "
+            f"[magenta](inserted before: {escape(event['needed_by'])})[/magenta]"
         )
-    elif node == REVISE_STEP:
-        _print_step(out, change["steps"][-1], done)
-    elif node == WRITE_ANSWER:
+    elif kind == "step":
+        _print_step(out, event["revision"], event["step"])
+    elif kind == "answer":
         out.print("[dim]final answer written[/dim]")
-    elif node == REMEMBER:
-        out.print(f"[dim]memory: {escape(memory_summary(change.get('thoughts', [])))}[/dim]")
+    elif kind == "memory":
+        out.print(f"[dim]memory: {escape(memory_summary(event['thoughts']))}[/dim]")
 
 
 def _print_step(out: Console, step: Step, number: int) -> None:
