@@ -1,3 +1,4 @@
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,11 +12,33 @@ sys.path.insert(0, str(Path(__file__).parent))
 pytest_plugins = ["postgres"]
 
 
+# The cache and data folders are kept (CI points them at fresh folders), and CI's demand
+# for PostgreSQL; every other RAT_* setting, and the sources' endpoints and keys, would
+# change what a test runs.
+_KEEP = frozenset(
+    {"RAT_CACHE_DIR", "RAT_DATA_DIR", "RAT_REQUIRE_POSTGRES", "RAT_TEST_POSTGRES_URL"}
+)
+_SOURCES = (
+    "QDRANT_URL",
+    "QDRANT_API_KEY",
+    "TAVILY_API_KEY",
+    "TAVILY_API_BASE_URL",
+    "MINECRAFT_WIKI_API",
+)
+
+
 @pytest.fixture(autouse=True)
-def keep_unsupported_steps(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The fakes' documents ("Page 1 says: the fact number 1.") are unrelated to their steps,
+def isolated_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The one fixture that isolates every test from the developer's environment.
+
+    The fakes' documents ("Page 1 says: the fact number 1.") are unrelated to their steps,
     so min_support would drop every step; and stop_at_goal would add a call that most fakes
     do not answer. Tests of either set it themselves."""
+    for name in list(os.environ):
+        if name.startswith("RAT_") and name not in _KEEP:
+            monkeypatch.delenv(name)
+    for name in _SOURCES:
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("RAT_MIN_SUPPORT", "0")
     monkeypatch.setenv("RAT_STOP_AT_GOAL", "0")
 

@@ -20,8 +20,6 @@ DRAFT = "STEP 1: get logs\nSTEP 2: make planks\nSTEP 3: craft a table"
 @pytest.fixture(autouse=True)
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RAT_DATA_DIR", str(tmp_path / "data"))
-    for var in ("RAT_MODEL", "RAT_RETRIEVER", "RAT_K", "RAT_MAX_STEPS", "RAT_DEBUG"):
-        monkeypatch.delenv(var, raising=False)
 
 
 def install_fakes(monkeypatch: pytest.MonkeyPatch, model: ScriptedModel) -> None:

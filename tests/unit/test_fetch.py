@@ -12,11 +12,6 @@ from werkzeug import Request, Response
 from rat_agent.retrieval.web.fetch import FetchError, UnsafeURLError, afetch, fetch, private_allowed
 
 
-@pytest.fixture(autouse=True)
-def no_allow(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("RAT_ALLOW_PRIVATE_URLS", raising=False)
-
-
 @pytest.mark.parametrize(
     "url",
     [

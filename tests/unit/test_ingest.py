@@ -51,8 +51,6 @@ def make_pdf(text: str) -> bytes:
 @pytest.fixture(autouse=True)
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RAT_DATA_DIR", str(tmp_path / "data"))
-    for var in ("QDRANT_URL", "RAT_ALLOW_PRIVATE_URLS", "RAT_RETRIEVER", "RAT_COLLECTION"):
-        monkeypatch.delenv(var, raising=False)
     retrieval.clear_cache()
     yield
     qdrant.close_clients()

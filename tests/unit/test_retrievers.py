@@ -13,8 +13,6 @@ from rat_agent.providers import chat
 
 @pytest.fixture(autouse=True)
 def fresh_cache(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("RAT_RETRIEVER", "RAT_K", "RAT_FETCH_PAGES", "RAT_SOURCE"):
-        monkeypatch.delenv(var, raising=False)
     retrieval.clear_cache()
 
 

@@ -8,7 +8,6 @@ import logging
 import re
 import threading
 from collections.abc import Iterator
-from dataclasses import fields
 from typing import Any
 
 import pytest
@@ -42,9 +41,6 @@ def web() -> Iterator[HTTPServer]:
 @pytest.fixture(autouse=True)
 def isolated(web: HTTPServer, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     web.clear()
-    for f in fields(Context):
-        monkeypatch.delenv(f"RAT_{f.name.upper()}", raising=False)
-    monkeypatch.delenv("RAT_ALLOW_PRIVATE_URLS", raising=False)
     monkeypatch.setenv("RAT_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("TAVILY_API_KEY", KEY)
     monkeypatch.setenv("TAVILY_API_BASE_URL", web.url_for(""))
