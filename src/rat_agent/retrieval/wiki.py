@@ -109,46 +109,7 @@ DROP: tuple[str, ...] = (
     "figure",
 )
 
-_STOPWORDS = frozenset(
-    {
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "can",
-        "do",
-        "does",
-        "for",
-        "from",
-        "how",
-        "i",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "me",
-        "minecraft",
-        "my",
-        "of",
-        "on",
-        "or",
-        "step",
-        "the",
-        "to",
-        "what",
-        "when",
-        "where",
-        "which",
-        "with",
-        "you",
-        "your",
-    }
-)
+_STOPWORDS = hybrid.STOPWORDS | {"minecraft", "step", "when"}
 _WORD = re.compile(r"[\w'-]+")
 _SEARCH_KEYWORD = re.compile(
     r"\b(?:insource|intitle|incategory|deepcat(?:egory)?|prefix|linksto|hastemplate|morelike"

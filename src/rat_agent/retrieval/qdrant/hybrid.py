@@ -43,7 +43,7 @@ SearchMode = Literal["hybrid", "hybrid_rrf", "dense", "sparse"]
 # memory, where "make", "use" or a product's name may be the word that matters. A domain
 # adds its own (the Minecraft corpus drops "minecraft", "obtain", "make" ...).
 STOPWORDS = frozenset(
-    {
+    [
         "a",
         "an",
         "and",
@@ -77,7 +77,7 @@ STOPWORDS = frozenset(
         "with",
         "you",
         "your",
-    }
+    ]
 )
 _WORD = re.compile(r"[a-z0-9]+")
 _TITLE_WEIGHT = 2.0  # per word of a matched title phrase
