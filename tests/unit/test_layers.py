@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -96,3 +98,33 @@ def test_imports_point_down(path: Path) -> None:
 def test_every_folder_has_a_layer() -> None:
     tops = {_name(p).split(".")[0] for p in _modules()}
     assert tops <= set().union(*LAYERS)
+
+
+HEAVY = (
+    "torch",
+    "sentence_transformers",
+    "qdrant_client",
+    "xllamacpp",
+    "langchain_openai",
+    "langchain_core",
+    "langgraph",
+)
+
+
+@pytest.mark.parametrize("module", ["rat_agent", "rat_agent.agent.context", "rat_agent.errors"])
+def test_light_imports_stay_light(module: str) -> None:
+    """The package and the settings load no model, search or graph library: exports load
+    on first use (`from rat_agent import build_graph` still works)."""
+    code = f"import sys, {module}; print([m for m in {HEAVY!r} if m in sys.modules])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_the_facade_exports_load_on_first_use() -> None:
+    import rat_agent
+
+    assert {name: getattr(rat_agent, name).__name__ for name in rat_agent.__all__} == {
+        name: name for name in rat_agent.__all__
+    }
+    with pytest.raises(AttributeError):
+        rat_agent.nothing_here  # noqa: B018

@@ -7,7 +7,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Literal, get_args
 
 from rat_agent.errors import ConfigError
-from rat_agent.retrieval.qdrant.client import DEFAULT_COLLECTION
+from rat_agent.retrieval.settings import DEFAULT_COLLECTION
 
 QueryMode = Literal["llm", "text"]
 ReviseScope = Literal["step", "prefix"]

@@ -12,7 +12,7 @@ from langgraph.graph.state import CompiledStateGraph
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from rat_agent.retrieval.qdrant.client import DEFAULT_COLLECTION
+from rat_agent.retrieval.settings import DEFAULT_COLLECTION
 
 
 class IngestInput(TypedDict):

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
+DEFAULT_COLLECTION = "documents"  # what `rat ingest` fills and retriever "qdrant" searches
+
 
 class RetrieverSettings(Protocol):
     """The run settings retrievers are built from (see `rat_agent.agent.context`)."""

@@ -22,7 +22,6 @@ from rat_agent.paths import data_dir
 from rat_agent.providers.embeddings import embedding_model_id
 
 MADE_BY = "rat-agent"
-DEFAULT_COLLECTION = "documents"  # what `rat ingest` fills and retriever "qdrant" searches
 LAYOUT = 1  # bump when chunk payloads or vectors change shape
 
 _clients: dict[str, tuple[QdrantClient, threading.Lock]] = {}
