@@ -128,3 +128,17 @@ def test_the_facade_exports_load_on_first_use() -> None:
     }
     with pytest.raises(AttributeError):
         rat_agent.nothing_here  # noqa: B018
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--help"], ["ask", "--help"], ["eval", "--help"], ["ingest", "--help"], ["memory", "--help"]],
+)
+def test_help_loads_no_heavy_library(argv: list[str]) -> None:
+    code = (
+        "import sys\nfrom rat_agent.cli import main\ntry:\n"
+        f"    main({argv!r})\nexcept SystemExit:\n    pass\n"
+        f"print([m for m in {(*HEAVY, 'langchain')!r} if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]"

@@ -9,10 +9,8 @@ import json
 import sys
 import uuid
 from dataclasses import fields
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
-from langchain_core.runnables import RunnableConfig
-from langgraph.types import Command
 from rich.console import Console
 from rich.markup import escape
 
@@ -32,6 +30,9 @@ from rat_agent.agent.state import (
 )
 from rat_agent.cli import review
 from rat_agent.errors import ConfigError
+
+if TYPE_CHECKING:  # `rat --help` must not import LangChain or LangGraph (issue 15)
+    from langchain_core.runnables import RunnableConfig
 
 CONTEXT_FLAGS = {f.name: f for f in fields(Context)}
 CHOICES = {
@@ -87,6 +88,8 @@ def ask_command(args: argparse.Namespace) -> int:
 
 
 def _ask_with(args: argparse.Namespace, saver: Any) -> int:
+    from langgraph.types import Command
+
     from rat_agent.agent.graph import build_graph
     from rat_agent.persistence.checkpoints import unfinished
     from rat_agent.providers.stats import RunStats

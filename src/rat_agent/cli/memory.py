@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
 
 from rat_agent.agent.context import Context
 from rat_agent.errors import ConfigError
-from rat_agent.memory.store import Memory
 from rat_agent.text import shorten
+
+if TYPE_CHECKING:
+    from rat_agent.memory.store import Memory
 
 DEFAULT = str(Context.__dataclass_fields__["memory_collection"].default)
 
@@ -36,6 +38,8 @@ def add_command(sub: Any) -> None:
 
 
 def memory_command(args: argparse.Namespace) -> int:
+    from rat_agent.memory.store import Memory
+
     memory = Memory(getattr(args, "collection", DEFAULT))
     out = Console(highlight=False, soft_wrap=True)
     if args.action == "show":

@@ -8,13 +8,15 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langgraph.types import StateSnapshot
 from rich.console import Console
 from rich.markup import escape
 
 from rat_agent.errors import ConfigError
+
+if TYPE_CHECKING:
+    from langgraph.types import StateSnapshot
 
 STOP = object()  # the user chose to stop: the run stays paused on its thread
 
