@@ -142,3 +142,28 @@ def test_help_loads_no_heavy_library(argv: list[str]) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize(
+    ("argv", "allowed"),
+    [
+        (["threads"], ()),
+        (["show", "no-such-thread"], ()),
+        # Listing a Qdrant store needs the Qdrant client; nothing else heavy.
+        (["collections"], ("qdrant_client",)),
+        (["memory", "list"], ("qdrant_client",)),
+    ],
+)
+def test_listing_commands_load_no_model_or_embedder(
+    argv: list[str], allowed: tuple[str, ...]
+) -> None:
+    """What `rat threads`, `show`, `collections` and `memory list` may load: they read
+    checkpoints or Qdrant, so they never need torch, the embedder, llama.cpp or a provider."""
+    banned = [m for m in HEAVY[:5] if m not in allowed]
+    code = (
+        "import sys\nfrom rat_agent.cli import main\ntry:\n"
+        f"    main({argv!r})\nexcept SystemExit:\n    pass\n"
+        f"print([m for m in {banned!r} if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]"

@@ -42,7 +42,7 @@ from rat_agent.errors import (
     RetrievalError,
     UnusableReply,
 )
-from rat_agent.memory.store import Memory, ThoughtRetriever, thought_id
+from rat_agent.memory.thought import thought_id
 from rat_agent.retrieval import check_retriever, get_retriever
 from rat_agent.text import shorten
 
@@ -545,6 +545,8 @@ class RatNodes:
         Never fails the run: the answer is already saved, and a thought that cannot be made
         or stored says why in the output's `thoughts`.
         """
+        from rat_agent.memory.store import Memory  # lazy: only runs with memory need Qdrant
+
         ctx = context_of(runtime)
         memory = Memory(ctx.memory_collection)
         cited = {
@@ -703,6 +705,8 @@ def check_sources(nodes: RatNodes, ctx: Context) -> None:
     if nodes.retriever is None:
         check_retriever(ctx)
     if ctx.memory:
+        from rat_agent.memory.store import Memory  # lazy: only runs with memory need Qdrant
+
         try:
             Memory(ctx.memory_collection).exists()  # ConfigError: not a thought memory
         except RetrievalError as exc:  # unreachable now; each step will say so
@@ -716,6 +720,8 @@ def recall(ctx: Context, query: str) -> tuple[list[dict[str, str]], str]:
     """
     if not ctx.memory or ctx.memory_k == 0:
         return [], ""
+    from rat_agent.memory.store import ThoughtRetriever  # lazy, as in remember
+
     try:
         found = ThoughtRetriever(
             collection=ctx.memory_collection, k=ctx.memory_k, min_score=ctx.memory_min_score

@@ -11,13 +11,17 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from langchain_core.documents import Document
 
 from rat_agent.agent import parsing
 from rat_agent.agent.state import Source, Step, ThoughtNote
 from rat_agent.errors import RatError
-from rat_agent.memory.store import Memory, Origin, Thought, embed, level_of, thought_id
+from rat_agent.memory.thought import Origin, Thought, level_of, thought_id
+
+if TYPE_CHECKING:
+    from rat_agent.memory.store import Memory
 
 
 @dataclass(frozen=True)
@@ -114,6 +118,8 @@ def _keep(
     # The id is a function of where the thought came from, so a replayed or resumed
     # `remember` finds its own thought again instead of calling it redundant.
     ident = str(uuid.uuid5(uuid.NAMESPACE_URL, f"rat-thought:{thread}:{candidate.step}:{text}"))
+    from rat_agent.memory.store import embed  # lazy: the graph loads no Qdrant client
+
     documents = [d.page_content for d in nearest_documents(text) if d.page_content.strip()]
     vector, *doc_vectors = embed([text, *documents])
     similar, stored = memory.nearest(vector)

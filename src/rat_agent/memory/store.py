@@ -10,10 +10,8 @@ same hybrid search, so later runs read them alongside the knowledge source.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
+from dataclasses import asdict
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
@@ -22,57 +20,15 @@ from langchain_core.retrievers import BaseRetriever
 from qdrant_client import QdrantClient, models
 
 from rat_agent.errors import ConfigError, RetrievalError
+from rat_agent.memory.thought import Origin, Thought, as_document, thought_id
 from rat_agent.providers.embeddings import get_embeddings
 from rat_agent.retrieval.qdrant import hybrid
 from rat_agent.retrieval.qdrant.client import MADE_BY, collection_metadata, locked_client
-from rat_agent.text import shorten
 
 _WHAT = "the thought memory"  # how Qdrant errors name it
 KIND = "thoughts"  # collection metadata: tells a memory from a collection of documents
-SOURCE_PREFIX = "thought:"
 _AVERAGE_WORDS = 60.0  # a fixed length estimate for BM25: the collection keeps growing
 _SCROLL = 256
-
-
-@dataclass(frozen=True)
-class Origin:
-    """One source a thought was built from: a document (level 1) or an earlier thought."""
-
-    kind: str  # "document" or "thought"
-    source: str  # URL or corpus id; "thought:<id>" for a thought
-    title: str
-    level: float = 1.0
-
-
-@dataclass(frozen=True)
-class Thought:
-    text: str
-    question: str
-    origins: tuple[Origin, ...]
-    level: float
-    thread: str = ""
-    step: int | None = None  # 1-based step it came from; None: the whole answer
-    model: str = ""
-    created: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
-    id: str = field(default_factory=lambda: str(uuid.uuid4()))
-
-    @property
-    def source(self) -> str:
-        return SOURCE_PREFIX + self.id
-
-    @property
-    def title(self) -> str:
-        where = f"step {self.step} of" if self.step else "the answer to"
-        return f"Thought from {where}: {shorten(self.question, 60)}"
-
-
-def level_of(origins: Sequence[Origin]) -> float:
-    """1 + the mean level of the sources (the paper's abstraction level)."""
-    return 1.0 + (sum(o.level for o in origins) / len(origins) if origins else 1.0)
-
-
-def thought_id(source: str) -> str | None:
-    return source[len(SOURCE_PREFIX) :] if source.startswith(SOURCE_PREFIX) else None
 
 
 class Memory:
@@ -248,20 +204,6 @@ class ThoughtRetriever(BaseRetriever):
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun
     ) -> list[Document]:
         return Memory(self.collection).search(query, self.k, self.min_score)
-
-
-def as_document(thought: Thought) -> Document:
-    """A thought as the retrieve node reads documents: kind, level and provenance in metadata."""
-    return Document(
-        page_content=thought.text,
-        metadata={
-            "kind": "thought",
-            "title": thought.title,
-            "source": thought.source,
-            "id": thought.id,
-            "level": thought.level,
-        },
-    )
 
 
 def embed(texts: Sequence[str]) -> list[list[float]]:
