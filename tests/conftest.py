@@ -41,6 +41,8 @@ def isolated_settings(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("RAT_MIN_SUPPORT", "0")
     monkeypatch.setenv("RAT_STOP_AT_GOAL", "0")
+    # A test's model server ends with the test process; test_warm_server sets its own.
+    monkeypatch.setenv("RAT_KEEP_ALIVE", "0")
 
 
 @pytest.fixture

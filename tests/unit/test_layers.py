@@ -132,7 +132,14 @@ def test_the_facade_exports_load_on_first_use() -> None:
 
 @pytest.mark.parametrize(
     "argv",
-    [["--help"], ["ask", "--help"], ["eval", "--help"], ["ingest", "--help"], ["memory", "--help"]],
+    [
+        ["--help"],
+        ["ask", "--help"],
+        ["eval", "--help"],
+        ["ingest", "--help"],
+        ["memory", "--help"],
+        ["models", "--help"],
+    ],
 )
 def test_help_loads_no_heavy_library(argv: list[str]) -> None:
     code = (
@@ -148,6 +155,7 @@ def test_help_loads_no_heavy_library(argv: list[str]) -> None:
     ("argv", "allowed"),
     [
         (["threads"], ()),
+        (["models"], ()),
         (["show", "no-such-thread"], ()),
         # Listing a Qdrant store needs the Qdrant client; nothing else heavy.
         (["collections"], ("qdrant_client",)),

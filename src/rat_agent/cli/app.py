@@ -24,6 +24,8 @@ from rat_agent.cli.ingest import add_commands as add_ingest
 from rat_agent.cli.ingest import collections_command, ingest_command
 from rat_agent.cli.memory import add_command as add_memory
 from rat_agent.cli.memory import memory_command
+from rat_agent.cli.models import add_command as add_models
+from rat_agent.cli.models import models_command
 from rat_agent.cli.runs import add_commands as add_runs
 from rat_agent.cli.runs import show_command, threads_command
 from rat_agent.errors import RatError
@@ -50,6 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     add_ingest(sub)
     add_eval(sub)
     add_memory(sub)
+    add_models(sub)
     return parser
 
 
@@ -69,6 +72,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return eval_command(args)
         if args.command == "memory":
             return memory_command(args)
+        if args.command == "models":
+            return models_command(args)
         return threads_command()
     except RatError as exc:
         if os.environ.get("RAT_DEBUG"):

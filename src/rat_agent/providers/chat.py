@@ -114,7 +114,7 @@ def _local_chat_model(name: str, temperature: float, max_tokens: int) -> BaseCha
             # usage_metadata["input_token_details"]["cache_read"]: no subclass needed.
             _model_cache[key] = ChatOpenAI(
                 base_url=server.base_url,
-                api_key=SecretStr("sk-local"),  # the server checks none; the client needs one
+                api_key=SecretStr(server.api_key),
                 model=name,
                 temperature=temperature,
                 max_completion_tokens=max_tokens,  # the field's alias (mypy sees only that)

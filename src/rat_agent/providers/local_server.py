@@ -1,4 +1,6 @@
-"""One in-process llama.cpp server (xllamacpp) per GGUF file, shared by every call and run.
+"""One llama.cpp server (xllamacpp) per GGUF file, shared by every call and run: a warm one
+in its own process that later commands reuse (`warm`), or, with RAT_KEEP_ALIVE=0, one in
+this process that ends with it.
 
 Why a server and not a per-call binding: llama.cpp's server keeps the KV cache of the last
 prompt, so a call whose prompt shares a prefix with the previous one skips most of the
@@ -19,9 +21,12 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rat_agent.errors import ConfigError, ModelError
+
+if TYPE_CHECKING:
+    from rat_agent.providers import warm
 
 log = logging.getLogger(__name__)
 
@@ -43,11 +48,17 @@ class LocalServer:
     alias: str
     port: int
     started_in_s: float
-    _handle: Any = field(repr=False)
+    _handle: Any = field(repr=False)  # None: a warm server in another process
+    state: warm.State | None = field(default=None, repr=False)
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def api_key(self) -> str:
+        """A warm server's key; a server in this process checks none (clients need one)."""
+        return self.state.key if self.state is not None else "sk-local"
 
 
 _lock = threading.Lock()
@@ -85,19 +96,28 @@ def _params(model_path: Path, alias: str) -> Any:
     return params
 
 
-def _start(model_path: Path, alias: str) -> LocalServer:
+def start_handle(
+    model_path: Path, alias: str, *, api_key: str = "", metrics: bool = False
+) -> tuple[Any, int]:
+    """Start llama.cpp's server in this process: its handle (the server lives as long as
+    the handle) and its port. ModelError with one readable line if it cannot start."""
     try:
         import xllamacpp
     except ImportError as exc:
         raise ConfigError(
             "the local model needs the xllamacpp package: pip install 'rat-agent[local]'"
         ) from exc
+    if not model_path.is_file():
+        raise ConfigError(f"the local model file is missing: {model_path}")
 
-    started = time.monotonic()
+    params = _params(model_path, alias)
+    params.endpoint_metrics = metrics  # read in-process by a warm server's idle clock
+    if api_key:
+        params.api_keys = [api_key]
     in_main = threading.current_thread() is threading.main_thread()
     saved = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        handle = xllamacpp.Server(_params(model_path, alias))
+        handle = xllamacpp.Server(params)
     except Exception as exc:
         raise ModelError(
             f"could not start the local model server for {model_path.name}: {exc} "
@@ -114,10 +134,15 @@ def _start(model_path: Path, alias: str) -> LocalServer:
 
     address = str(handle.listening_address)  # e.g. "http://127.0.0.1:40123"
     try:
-        port = int(address.rstrip("/").rsplit(":", 1)[1])
+        return handle, int(address.rstrip("/").rsplit(":", 1)[1])
     except (IndexError, ValueError) as exc:
         del handle
         raise ModelError(f"local model server reported an odd address: {address!r}") from exc
+
+
+def _start(model_path: Path, alias: str) -> LocalServer:
+    started = time.monotonic()
+    handle, port = start_handle(model_path, alias)
     server = LocalServer(model_path, alias, port, 0.0, handle)
     _wait_healthy(server)
     server.started_in_s = time.monotonic() - started
@@ -148,12 +173,29 @@ def _wait_healthy(server: LocalServer) -> None:
 
 
 def ensure_server(model_path: Path, alias: str) -> LocalServer:
-    """The server for this model file, started on first use and reused afterwards."""
+    """The server for this model file: a warm one shared with other commands (see
+    `warm`), or with RAT_KEEP_ALIVE=0 one in this process, started on first use."""
+    from rat_agent.providers import warm
+
     key = model_path.resolve()
+    seconds = warm.keep_alive()
     with _lock:
         server = _servers.get(key)
+        if server is not None and server.state is not None:
+            if warm.still_there(server.state):
+                warm.touch(key)
+                return server
+            del _servers[key]  # it stopped (idle, or killed): find or start another
+            server = None
         if server is None:
-            server = _start(key, alias)
+            if seconds == 0:
+                server = _start(key, alias)
+            else:
+                started = time.monotonic()
+                state = warm.attach(key, alias, seconds)
+                server = LocalServer(
+                    key, alias, state.port, time.monotonic() - started, None, state=state
+                )
             _servers[key] = server
         return server
 

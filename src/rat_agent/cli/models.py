@@ -1,0 +1,53 @@
+"""`rat models`: the warm local model servers (RAT_KEEP_ALIVE), and stopping them."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+
+def add_command(sub: Any) -> None:
+    models = sub.add_parser(
+        "models", help="list the local model servers kept warm between commands, or stop them"
+    )
+    actions = models.add_subparsers(dest="action")
+    actions.add_parser("list", help="model, port, idle time (the default)")
+    actions.add_parser("stop", help="stop every warm local model server now")
+
+
+def models_command(args: argparse.Namespace) -> int:
+    from rat_agent.providers import warm
+
+    out = Console(highlight=False, soft_wrap=True)
+    servers = warm.running()
+    if args.action == "stop":
+        for state, _ in servers:
+            warm.stop(state)
+            out.print(f"stopped {escape(state.alias)} (port {state.port}, pid {state.pid})")
+        if not servers:
+            out.print("no local model server is running")
+        return 0
+    if not servers:
+        out.print("no local model server is running (RAT_KEEP_ALIVE keeps one warm)")
+        return 0
+    for state, idle in servers:
+        left = (
+            "until `rat models stop`"
+            if math.isinf(state.keep_alive)
+            else f"stops in {_duration(max(0.0, state.keep_alive - idle))}"
+        )
+        out.print(
+            f"{escape(state.alias):12} port {state.port:<6} pid {state.pid:<8} "
+            f"idle {_duration(idle):>7}  {left}  [dim]{escape(Path(state.model).name)}[/dim]"
+        )
+    return 0
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
