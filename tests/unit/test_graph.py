@@ -234,6 +234,22 @@ def test_bad_context_is_a_typed_error() -> None:
         build_graph(llm=plan_model(DRAFT)).invoke({"question": "q"}, context={"retriever": "nope"})
 
 
+@pytest.mark.usefixtures("fresh_data")
+def test_methods_that_never_retrieve_check_the_retriever_name_only() -> None:
+    """direct and cot do not build the source (no corpus or Qdrant to open), yet a
+    misspelt retriever is still an error up front."""
+    model = ScriptedModel(respond=lambda kind, _: "Use a pickaxe.")
+    graph = build_graph(llm=model)
+    missing = {"retriever": "qdrant", "collection": "no_such_collection"}
+    for method in ("direct", "cot"):
+        result = graph.invoke({"question": "q"}, context={"method": method, **missing})
+        assert result["answer"]
+    with pytest.raises(ConfigError, match="no_such_collection"):
+        graph.invoke({"question": "q"}, context={"method": "rag", **missing})
+    with pytest.raises(ConfigError, match="unknown retriever"):
+        graph.invoke({"question": "q"}, context={"method": "direct", "retriever": "nope"})
+
+
 def test_a_given_setting_beats_the_environment_even_when_it_is_the_default(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

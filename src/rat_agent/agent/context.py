@@ -177,6 +177,10 @@ class Context:
         },
     )
 
+    def retrieves(self) -> bool:
+        """Whether the method reads the knowledge source at all (direct and cot do not)."""
+        return self.method not in ("direct", "cot")
+
     def grounded(self) -> bool:
         """Whether revisions are grounded (and plan repair and min_support apply)."""
         if self.revision == "auto":
@@ -321,7 +325,7 @@ class Context:
         for name in ("model", "retriever", "collection", "memory_collection"):
             if not str(getattr(self, name)).strip():
                 raise ConfigError(f"{name} must not be empty")
-        if self.memory and self.method in ("direct", "cot"):
+        if self.memory and not self.retrieves():
             raise ConfigError(f"memory needs a method that retrieves; {self.method!r} does not")
 
 

@@ -597,6 +597,7 @@ class RatNodes:
 def direct(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """DIRECT: one call, the answer only."""
     ctx = context_of(runtime)
+    check_sources(nodes, ctx)
     question = _question(state)
     answer = parsing.strip_thinking(
         nodes.ask(ctx, "direct", prompts.direct_messages(question))
@@ -701,9 +702,12 @@ def doc_chars(ctx: Context) -> int:
 
 
 def check_sources(nodes: RatNodes, ctx: Context) -> None:
-    """Fail fast on bad retriever or memory settings, before any model call is spent."""
+    """Fail fast on bad retriever or memory settings, before any model call is spent.
+
+    Methods that never retrieve (direct, cot) check only the retriever's name: building it
+    would cost them time (the corpus's Qdrant client alone takes ~0.6 s to import)."""
     if nodes.retriever is None:
-        check_retriever(ctx)
+        check_retriever(ctx, build=ctx.retrieves())
     if ctx.memory:
         from rat_agent.memory.store import Memory  # lazy: only runs with memory need Qdrant
 

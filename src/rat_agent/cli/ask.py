@@ -127,7 +127,7 @@ def _ask_with(args: argparse.Namespace, saver: Any) -> int:
         raise ConfigError("--steps answers a run paused for review: give its --thread")
     resuming = not isinstance(inputs, dict)  # a resume keeps the run's own settings
     context = _context(args, values.get("settings", {}) if resuming else {})
-    check_retriever(context)
+    check_retriever(context, build=context.retrieves())
 
     out = Console(highlight=False, soft_wrap=True)
     show = not (args.json or args.quiet)

@@ -106,6 +106,10 @@ def clear_cache() -> None:
         _cache.clear()
 
 
-def check_retriever(ctx: RetrieverSettings) -> None:
-    """Fail fast on bad retriever settings, before any model call is spent."""
-    get_retriever(ctx)
+def check_retriever(ctx: RetrieverSettings, *, build: bool = True) -> None:
+    """Fail fast on bad retriever settings, before any model call is spent; `build=False`
+    checks only the name (for a run that will not retrieve, building is wasted time)."""
+    if build:
+        get_retriever(ctx)
+    else:
+        _factory(ctx.retriever)
