@@ -29,6 +29,7 @@ from rat_agent.cli.models import models_command
 from rat_agent.cli.runs import add_commands as add_runs
 from rat_agent.cli.runs import show_command, threads_command
 from rat_agent.errors import RatError
+from rat_agent.timing import record, since_process_start
 
 
 class _Parser(argparse.ArgumentParser):
@@ -57,6 +58,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if (started := since_process_start()) is not None:
+        record("process start", started)  # the interpreter and the imports above
     args = _parser().parse_args(argv)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     try:

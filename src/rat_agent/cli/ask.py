@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, get_args
 from rich.console import Console
 from rich.markup import escape
 
+from rat_agent import timing
 from rat_agent.agent import parsing
 from rat_agent.agent.context import (
     Context,
@@ -30,6 +31,7 @@ from rat_agent.agent.state import (
 )
 from rat_agent.cli import review
 from rat_agent.errors import ConfigError
+from rat_agent.timing import once_cost
 
 if TYPE_CHECKING:  # `rat --help` must not import LangChain or LangGraph (issue 15)
     from langchain_core.runnables import RunnableConfig
@@ -81,7 +83,9 @@ def _context(args: argparse.Namespace, saved: dict[str, Any]) -> Context:
 
 
 def ask_command(args: argparse.Namespace) -> int:
-    from rat_agent.persistence.checkpoints import checkpointer
+    with once_cost("imports"):  # the graph and checkpointer libraries (LangGraph, LangChain)
+        import rat_agent.agent.graph  # noqa: F401
+        from rat_agent.persistence.checkpoints import checkpointer
 
     with checkpointer() as saver:  # RAT_CHECKPOINT_URL, else SQLite in the data folder
         return _ask_with(args, saver)
@@ -172,6 +176,10 @@ def _ask_with(args: argparse.Namespace, saver: Any) -> int:
                     "steps": final["steps"],
                     "thoughts": final.get("thoughts", []),
                     "stats": summary,
+                    # One-off costs of this process (seconds): interpreter start and the
+                    # CLI's own imports before `main`, then imports, model server start or
+                    # attach, embedder load, opening Qdrant.
+                    "startup": timing.costs(),
                 },
                 indent=2,
                 ensure_ascii=False,

@@ -12,6 +12,7 @@ from pathlib import Path
 from langchain_core.embeddings import Embeddings
 
 from rat_agent.errors import RetrievalError
+from rat_agent.timing import once_cost
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIMENSIONS = 384
@@ -72,7 +73,8 @@ def get_embeddings() -> Embeddings:
         return _embeddings
     with _lock:
         if _embeddings is None:
-            _embeddings = _load()
+            with once_cost("embedder load"):
+                _embeddings = _load()
         return _embeddings
 
 

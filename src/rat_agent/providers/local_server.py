@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rat_agent.errors import ConfigError, ModelError
+from rat_agent.timing import once_cost
 
 if TYPE_CHECKING:
     from rat_agent.providers import warm
@@ -188,16 +189,20 @@ def ensure_server(model_path: Path, alias: str) -> LocalServer:
             del _servers[key]  # it stopped (idle, or killed): find or start another
             server = None
         if server is None:
-            if seconds == 0:
-                server = _start(key, alias)
-            else:
-                started = time.monotonic()
-                state = warm.attach(key, alias, seconds)
-                server = LocalServer(
-                    key, alias, state.port, time.monotonic() - started, None, state=state
-                )
+            with once_cost("model server start"):
+                server = _new_server(key, alias, seconds)
             _servers[key] = server
         return server
+
+
+def _new_server(key: Path, alias: str, seconds: float) -> LocalServer:
+    from rat_agent.providers import warm
+
+    if seconds == 0:
+        return _start(key, alias)
+    started = time.monotonic()
+    state = warm.attach(key, alias, seconds)
+    return LocalServer(key, alias, state.port, time.monotonic() - started, None, state=state)
 
 
 def running_servers() -> list[LocalServer]:

@@ -34,6 +34,7 @@ from rat_agent.paths import cache_dir
 from rat_agent.providers.embeddings import embedding_model_id, get_embeddings
 from rat_agent.retrieval.qdrant import hybrid
 from rat_agent.retrieval.qdrant.hybrid import SearchMode
+from rat_agent.timing import once_cost
 
 COLLECTION = "minecraft"
 # Bump when the way pages become vectors changes (sparse encoder, payload layout).
@@ -134,7 +135,8 @@ def get_index(pages: Sequence[Page] | None = None) -> MinecraftIndex:
         if index is not None:
             index.close()
             del _indexes[root]
-        index = _open(root, fingerprint, pages)
+        with once_cost("qdrant open"):
+            index = _open(root, fingerprint, pages)
         _indexes[root] = index
         return index
 

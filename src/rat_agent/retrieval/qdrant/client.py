@@ -20,6 +20,7 @@ from qdrant_client import QdrantClient
 from rat_agent.errors import ConfigError, RatError, RetrievalError
 from rat_agent.paths import data_dir
 from rat_agent.providers.embeddings import embedding_model_id
+from rat_agent.timing import once_cost
 
 MADE_BY = "rat-agent"
 LAYOUT = 1  # bump when chunk payloads or vectors change shape
@@ -42,7 +43,8 @@ def get_client() -> tuple[QdrantClient, threading.Lock]:
     where = location()
     with _clients_lock:
         if where not in _clients:
-            _clients[where] = (_open(where), threading.Lock())
+            with once_cost("qdrant open"):
+                _clients[where] = (_open(where), threading.Lock())
         return _clients[where]
 
 
