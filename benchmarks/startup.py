@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RAT = [sys.executable, "-m", "rat_agent.cli"]
 OUT = ROOT / "benchmarks" / "results" / "startup.md"
 QUESTION = "What is a crafting table used for in Minecraft?"
+TWO_QUESTIONS = ("How do I craft a torch in Minecraft?", "How do I make a stone pickaxe?")
 SPLITS = (
     "process start",
     "imports",
@@ -69,6 +70,34 @@ def ask(env: dict[str, str], method: str = "direct", *, model: str) -> dict[str,
     row["wall"] = wall
     row["fixed"] = wall - row["model"] - row["retrieval"]
     return row
+
+
+def two_at_once(env: dict[str, str], slots: int, model: str) -> dict[str, float]:
+    """Two `rat ask` (method rat, 2 steps) started together on one warm server."""
+    env = {**env, "RAT_LOCAL_SLOTS": str(slots)}
+    stop_servers(env)
+    ask(env, model=model)  # start the server: its start is not what is compared
+    argv = [*RAT, "ask", "--json", "--method", "rat", "--model", model, "--max-steps", "2"]
+    started = time.perf_counter()
+    procs = [
+        subprocess.Popen([*argv, question], env=env, stdout=subprocess.PIPE, text=True)
+        for question in TWO_QUESTIONS
+    ]
+    stats = []
+    for proc in procs:
+        out, _ = proc.communicate()
+        if proc.returncode != 0:
+            raise SystemExit(f"a concurrent rat ask failed (exit {proc.returncode})")
+        stats.append(json.loads(out)["stats"])
+    both = time.perf_counter() - started
+    stop_servers(env)
+    return {
+        "both": both,
+        "slowest": max(s["wall_seconds"] for s in stats),
+        "calls": sum(s["model_calls"] for s in stats),
+        "processed": sum(s["processed_prompt_tokens"] for s in stats),
+        "cached": sum(s["cached_prompt_tokens"] for s in stats),
+    }
 
 
 def stop_servers(env: dict[str, str]) -> None:
@@ -114,6 +143,7 @@ def main(argv: list[str] | None = None) -> None:
     stop_servers(base)
     in_a_row = [ask(warm_env, model=args.model) for _ in range(3)]
     stop_servers(base)
+    by_slots = {n: two_at_once(warm_env, n, args.model) for n in (1, 2)}
 
     rows = [
         ("`direct`, RAT_KEEP_ALIVE=0 (cold, as before)", median_rows(cold)),
@@ -148,6 +178,19 @@ def main(argv: list[str] | None = None) -> None:
         "",
         "Model server start is the start of a warm server in its own process for the first "
         "command, and finding and checking it (an HTTP round trip) for the next ones.",
+        "",
+        "## Two commands at once on one warm server: parallel slots (RAT_LOCAL_SLOTS)",
+        "",
+        f"Two `rat ask --method rat --max-steps 2` started together: {TWO_QUESTIONS}.",
+        "",
+        "| slots | both done s | slower command s | model calls | prompt processed "
+        "| prompt cached |",
+        "|---|---|---|---|---|---|",
+        *(
+            f"| {n} | {r['both']:.1f} | {r['slowest']:.1f} | {r['calls']:.0f} "
+            f"| {r['processed']:.0f} | {r['cached']:.0f} |"
+            for n, r in by_slots.items()
+        ),
     ]
     OUT.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -74,6 +74,18 @@ def _n_threads() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def slots() -> int:
+    """RAT_LOCAL_SLOTS: requests the server decodes at once (default 1).
+
+    One slot is the default on purpose: RAT's calls share long prefixes that one KV cache
+    reuses, and on 2 cores two requests decoded together each run at about half speed, so
+    a second slot buys no throughput (benchmarks/startup.py measures both)."""
+    raw = os.environ.get("RAT_LOCAL_SLOTS", "1").strip()
+    if not raw.isdigit() or not 1 <= int(raw) <= 8:
+        raise ConfigError(f"RAT_LOCAL_SLOTS must be a whole number from 1 to 8, got {raw!r}")
+    return int(raw)
+
+
 def _params(model_path: Path, alias: str) -> Any:
     import xllamacpp
 
@@ -82,9 +94,9 @@ def _params(model_path: Path, alias: str) -> Any:
     params.model_alias = {alias}  # a set of names in this binding, not a string
     params.hostnames = ["127.0.0.1"]
     params.port = 0  # the server binds to a free port itself: no race with another process
-    params.n_ctx = N_CTX
-    # One slot: every request lands in the same KV cache, so shared prefixes are reused.
-    params.n_parallel = 1
+    # Each slot gets the whole window (llama.cpp splits n_ctx among them).
+    params.n_parallel = slots()
+    params.n_ctx = N_CTX * params.n_parallel
     params.kv_unified = False
     params.cache_prompt = True
     params.cache_ram_mib = CACHE_RAM_MIB
