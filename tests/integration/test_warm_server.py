@@ -68,9 +68,10 @@ def _run() -> dict[str, object]:
 
 
 def _gone(pid: int, within: float) -> bool:
+    """No live server process with that pid (a zombie child of this process counts as gone)."""
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
-        if not Path(f"/proc/{pid}").exists():
+        if not warm.is_server(pid):
             return True
         time.sleep(0.2)
     return False
@@ -176,3 +177,22 @@ def test_start_up_errors_are_one_line(cache: Path, tmp_path: Path) -> None:
     message = str(caught.value)
     assert "stopped while starting" in message and "\n" not in message
     assert warm.running() == []
+
+
+def test_a_long_lived_client_outlives_its_server(cache: Path) -> None:
+    """`langgraph dev` holds its models for hours: when the warm server stops (idle, or
+    killed), the next call finds or starts another instead of failing forever."""
+    from rat_agent.providers import local_server
+    from rat_agent.providers.chat import get_chat_model
+
+    local_server.stop_all()  # servers other tests started in this process
+    model = get_chat_model("local-tiny", max_tokens=16)
+    assert model.invoke("Say yes.").content
+    ((first, _),) = warm.running()
+    os.kill(first.pid, signal.SIGKILL)
+    assert _gone(first.pid, 10)
+    again = get_chat_model("local-tiny", max_tokens=16)
+    assert again is not model  # a new port, so a new client
+    assert again.invoke("Say yes.").content
+    ((second, _),) = warm.running()
+    assert second.pid != first.pid

@@ -125,7 +125,7 @@ def attach(model_path: Path, alias: str, seconds: float) -> State:
 
 def still_there(state: State) -> bool:
     """Cheap check before each use of a server found earlier: is its process alive?"""
-    return _is_ours(state.pid)
+    return is_server(state.pid)
 
 
 def touch(model_path: Path) -> None:
@@ -149,7 +149,7 @@ def running() -> list[tuple[State, float]]:
         state = read_state(path)
         if state is None:
             continue
-        if not _is_ours(state.pid):
+        if not is_server(state.pid):
             _remove_if(path, state.pid)
             continue
         lease = path.with_suffix(".lease")
@@ -166,7 +166,7 @@ def stop(state: State, timeout: float = 10.0) -> None:
 def _answers(state: State, alias: str) -> bool:
     """Is this our server, alive and serving the model? Waits out a busy server (a long
     prefill on 2 cores), but never trusts a port that answers without our key."""
-    if not _is_ours(state.pid):
+    if not is_server(state.pid):
         return False
     deadline = time.monotonic() + 30.0
     while True:
@@ -180,7 +180,7 @@ def _answers(state: State, alias: str) -> bool:
         except urllib.error.HTTPError:
             return False  # something else on that port, or not our key
         except (OSError, ValueError):
-            if not _is_ours(state.pid) or time.monotonic() > deadline:
+            if not is_server(state.pid) or time.monotonic() > deadline:
                 return False
             time.sleep(0.5)
 
@@ -230,7 +230,7 @@ def _spawn(model_path: Path, alias: str, seconds: float, files: dict[str, Path])
 _children: list[subprocess.Popen[bytes]] = []
 
 
-def _is_ours(pid: int) -> bool:
+def is_server(pid: int) -> bool:
     """A live process running this module (not a recycled pid, not a zombie)."""
     for child in _children:
         if child.pid == pid:
@@ -244,14 +244,14 @@ def _is_ours(pid: int) -> bool:
 
 
 def _retire(state: State, path: Path, timeout: float = 10.0) -> None:
-    if _is_ours(state.pid):
+    if is_server(state.pid):
         for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 5.0)):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(state.pid, sig)
             deadline = time.monotonic() + wait
-            while _is_ours(state.pid) and time.monotonic() < deadline:
+            while is_server(state.pid) and time.monotonic() < deadline:
                 time.sleep(0.05)
-            if not _is_ours(state.pid):
+            if not is_server(state.pid):
                 break
     _remove_if(path, state.pid)
 
