@@ -2,9 +2,18 @@
 
 
 class RatError(Exception):
-    """Base class of every error rat-agent raises on purpose."""
+    """Base class of every error rat-agent raises on purpose.
+
+    Its message is masked of secrets when made (a provider may echo the key it was sent),
+    so no printed, logged or checkpointed error carries one.
+    """
 
     exit_code = 1
+
+    def __init__(self, *args: object) -> None:
+        from rat_agent.redact import redact  # light (stdlib only); kept out of import time
+
+        super().__init__(*(redact(a) if isinstance(a, str) else a for a in args))
 
 
 # The standard bases matter beyond Python: LangGraph Server shows the message of a

@@ -8,8 +8,10 @@ a non-zero exit code; set RAT_DEBUG=1 for a traceback.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
+import traceback
 from collections.abc import Sequence
 from typing import NoReturn
 
@@ -29,6 +31,7 @@ from rat_agent.cli.models import models_command
 from rat_agent.cli.runs import add_commands as add_runs
 from rat_agent.cli.runs import show_command, threads_command
 from rat_agent.errors import RatError
+from rat_agent.redact import redact
 from rat_agent.timing import record, since_process_start
 
 
@@ -57,9 +60,29 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _MaskedStderr(logging.Handler):
+    """Warnings and errors from any library, on stderr with secrets masked. Looks up
+    sys.stderr at each record, so a redirected stderr is honoured."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stderr.write(redact(self.format(record)) + "\n")
+        except Exception:
+            self.handleError(record)
+
+
+def _log_to_stderr() -> None:
+    root = logging.getLogger()
+    if not any(isinstance(h, _MaskedStderr) for h in root.handlers):
+        handler = _MaskedStderr(logging.WARNING)
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        root.addHandler(handler)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     if (started := since_process_start()) is not None:
         record("process start", started)  # the interpreter and the imports above
+    _log_to_stderr()
     args = _parser().parse_args(argv)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
@@ -79,18 +102,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             return models_command(args)
         return threads_command()
     except RatError as exc:
-        if os.environ.get("RAT_DEBUG"):
-            raise
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
-        return exc.exit_code
+        return _fail(err, exc, str(exc), exc.exit_code)
     except KeyboardInterrupt:
         err.print("interrupted: finished steps are saved; resume with `rat ask --thread ID`")
         return 130
     except Exception as exc:  # never a traceback for users; RAT_DEBUG=1 shows one
-        if os.environ.get("RAT_DEBUG"):
-            raise
-        err.print(f"[red]error:[/red] {type(exc).__name__}: {escape(str(exc))}")
-        return 1
+        return _fail(err, exc, f"{type(exc).__name__}: {exc}", 1)
+
+
+def _fail(err: Console, exc: BaseException, message: str, code: int) -> int:
+    """One line on stderr, or with RAT_DEBUG=1 the traceback; secrets masked in both (a
+    provider's error may echo the key, and a cause's message is not a typed error's)."""
+    if os.environ.get("RAT_DEBUG", "").strip().lower() in ("1", "true", "yes", "on"):
+        err.print(escape(redact("".join(traceback.format_exception(exc)))), end="")
+    else:
+        err.print(f"[red]error:[/red] {escape(redact(message))}")
+    return code
 
 
 if __name__ == "__main__":

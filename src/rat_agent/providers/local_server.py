@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rat_agent import redact
 from rat_agent.errors import ConfigError, ModelError
 from rat_agent.timing import once_cost
 
@@ -214,6 +215,7 @@ def _new_server(key: Path, alias: str, seconds: float) -> LocalServer:
         return _start(key, alias)
     started = time.monotonic()
     state = warm.attach(key, alias, seconds)
+    redact.register(state.key)
     return LocalServer(key, alias, state.port, time.monotonic() - started, None, state=state)
 
 

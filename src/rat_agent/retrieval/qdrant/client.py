@@ -20,6 +20,7 @@ from qdrant_client import QdrantClient
 from rat_agent.errors import ConfigError, RatError, RetrievalError
 from rat_agent.paths import data_dir
 from rat_agent.providers.embeddings import embedding_model_id
+from rat_agent.text import shorten
 from rat_agent.timing import once_cost
 
 MADE_BY = "rat-agent"
@@ -99,7 +100,9 @@ def qdrant_errors(what: str = "Qdrant") -> Iterator[None]:
     except RatError:
         raise
     except Exception as exc:
-        raise RetrievalError(f"{what} at {location()} did not answer: {exc}") from exc
+        # One line (Qdrant's own spans three: status, "Raw response content:", the body).
+        reason = shorten(str(exc), 300)
+        raise RetrievalError(f"{what} at {location()} did not answer: {reason}") from exc
 
 
 @contextmanager
