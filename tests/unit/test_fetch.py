@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gzip
+import socket
+import threading
 import time
+import tracemalloc
+import zlib
+from collections.abc import Callable, Iterator
 
 import pytest
 from pytest_httpserver import HTTPServer
@@ -161,7 +168,7 @@ def test_a_slow_server_times_out(httpserver: HTTPServer) -> None:
 
     httpserver.expect_request("/slow").respond_with_handler(slow)
     started = time.monotonic()
-    with pytest.raises(FetchError, match="Timeout"):
+    with pytest.raises(FetchError, match=r"took longer than 0\.2 s"):
         fetch(httpserver.url_for("/slow"), allow_private=True, timeout=0.2)
     assert time.monotonic() - started < 0.9
 
@@ -184,3 +191,109 @@ def test_async_fetch_has_the_same_policy(
     httpserver.expect_request("/big").respond_with_data(big, content_type="text/plain")
     page = asyncio.run(afetch(httpserver.url_for("/big"), max_bytes=500))
     assert len(page.content) == 500 and page.truncated
+
+
+# --- hostile servers (issue 16): raw sockets on 127.0.0.1, so the bytes are exactly ours ---
+
+
+@contextlib.contextmanager
+def raw_server(send: Callable[[socket.socket], None]) -> Iterator[str]:
+    """A one-connection-at-a-time server on 127.0.0.1 that reads the request and then runs
+    `send`; its URL. Each handler stops on its own (at most ~30 s), never hangs the tests."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.2)
+    stop = threading.Event()
+    seen: list[bytes] = []
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            with conn:
+                conn.settimeout(5)
+                with contextlib.suppress(OSError):
+                    seen.append(conn.recv(65536))
+                    send(conn)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/"
+    finally:
+        stop.set()
+        thread.join(40)
+        listener.close()
+    raw_server.seen = seen  # type: ignore[attr-defined]
+
+
+def _drip_headers(conn: socket.socket) -> None:
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nX-Pad: " + b"a" * 100
+    for byte in head[:30]:  # a byte a second: httpx's per-read timeout never trips
+        conn.sendall(bytes([byte]))
+        time.sleep(1.0)
+
+
+def _drip_body(conn: socket.socket) -> None:
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\n")
+    for _ in range(15):  # a byte every 1.9 s: under the per-read limit, past the deadline
+        conn.sendall(b"x")
+        time.sleep(1.9)
+
+
+@pytest.mark.parametrize("send", [_drip_headers, _drip_body], ids=["headers", "body"])
+def test_the_time_limit_holds_for_the_whole_exchange(send: Callable[[socket.socket], None]) -> None:
+    with raw_server(send) as url:
+        started = time.monotonic()
+        with pytest.raises(FetchError, match="took longer than 2 s"):
+            fetch(url, allow_private=True, timeout=2.0)
+        # before: the headers took 30 s; the body was checked only between pieces (3.8 s)
+        assert time.monotonic() - started < 3.0
+
+
+def _respond(encoding: str, body: bytes) -> Callable[[socket.socket], None]:
+    def send(conn: socket.socket) -> None:
+        conn.sendall(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+            + f"Content-Encoding: {encoding}\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
+
+    return send
+
+
+def _gzip(data: bytes) -> bytes:
+    return gzip.compress(data, compresslevel=9)
+
+
+def test_a_gzip_bomb_is_cut_at_the_cap_as_it_is_inflated() -> None:
+    bomb = _gzip(b"\0" * 200_000_000)  # ~200 KB on the wire, 200 MB inflated
+    tracemalloc.start()
+    try:
+        with raw_server(_respond("gzip", bomb)) as url:
+            page = fetch(url, allow_private=True, max_bytes=1_000_000)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert page.truncated and len(page.content) == 1_000_000
+    assert peak < 20_000_000  # before: each 64 KB chunk inflated whole, ~64 MB at a time
+
+
+@pytest.mark.parametrize(
+    ("encoding", "message"),
+    [("gzip, gzip", "stacked content encodings"), ("zstd", "was not asked for")],
+)
+def test_stacked_or_unasked_encodings_are_refused(encoding: str, message: str) -> None:
+    body = _gzip(_gzip(b"hello"))
+    with raw_server(_respond(encoding, body)) as url, pytest.raises(FetchError, match=message):
+        fetch(url, allow_private=True)
+
+
+def test_only_bounded_encodings_are_offered_and_deflate_still_reads() -> None:
+    raw_deflate = zlib.compress(b"deflated text")[2:-4]  # no zlib header: as some servers send
+    for body in (zlib.compress(b"deflated text"), raw_deflate):
+        with raw_server(_respond("deflate", body)) as url:
+            assert fetch(url, allow_private=True).text == "deflated text"
+        request = raw_server.seen[0].lower()  # type: ignore[attr-defined]
+        assert b"accept-encoding: gzip, deflate\r\n" in request

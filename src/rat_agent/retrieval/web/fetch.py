@@ -16,7 +16,7 @@ import asyncio
 import ipaddress
 import os
 import socket
-import time
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit, urlunsplit
@@ -37,6 +37,9 @@ TEXT_TYPES: tuple[str, ...] = (
 )
 USER_AGENT = "rat-agent/0.1 (Retrieval Augmented Thoughts; +https://pypi.org/project/rat-agent)"
 _REDIRECTS = {301, 302, 303, 307, 308}
+# Only encodings whose output this module bounds as it is produced (zlib's max_length);
+# httpx would also offer br and zstd, and decompress each chunk whole before any size cap.
+ACCEPT_ENCODING = "gzip, deflate"
 _ALLOW_ENV = "RAT_ALLOW_PRIVATE_URLS"
 
 
@@ -46,6 +49,43 @@ class FetchError(RetrievalError):
     def __init__(self, message: str, *, status: int | None = None):
         super().__init__(message)
         self.status = status
+
+
+class _Inflater:
+    """A body's Content-Encoding undone with bounded output: `feed` never returns more than
+    it is asked for, so a small compressed body cannot balloon in memory (a bomb)."""
+
+    def __init__(self, url: str, header: str):
+        codings = [c.strip().lower() for c in header.split(",") if c.strip()]
+        codings = [c for c in codings if c != "identity"]
+        if len(codings) > 1:
+            raise FetchError(f"{url}: stacked content encodings {header!r} are refused")
+        self.coding = codings[0] if codings else ""
+        if self.coding in ("gzip", "x-gzip"):
+            self._z: zlib._Decompress | None = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        elif self.coding == "deflate":
+            self._z = zlib.decompressobj()
+        elif not self.coding:
+            self._z = None
+        else:
+            raise FetchError(f"{url}: content encoding {self.coding!r} was not asked for")
+        self._url = url
+        self._started = False
+
+    def feed(self, data: bytes, most: int) -> bytes:
+        """At most `most` bytes of decoded output for `data` (more input waits, unread)."""
+        if self._z is None:
+            return data[:most]
+        try:
+            out = self._z.decompress(data, most)
+        except zlib.error as exc:
+            if self.coding == "deflate" and not self._started:  # raw deflate, no zlib header
+                self._z = zlib.decompressobj(-zlib.MAX_WBITS)
+                self._started = True
+                return self.feed(data, most)
+            raise FetchError(f"{self._url}: the {self.coding} body is corrupt: {exc}") from None
+        self._started = True
+        return out
 
 
 class UnsafeURLError(FetchError):
@@ -193,7 +233,12 @@ def _request(
     return client.build_request(
         "GET",
         target.pinned(address),
-        headers={"User-Agent": USER_AGENT, **headers, "Host": host},
+        headers={
+            "User-Agent": USER_AGENT,
+            **headers,
+            "Host": host,
+            "Accept-Encoding": ACCEPT_ENCODING,
+        },
         extensions={"sni_hostname": target.host},  # TLS checks the certificate for the name
     )
 
@@ -270,39 +315,62 @@ async def afetch(
     timeout: float = TIMEOUT,
     accept: Sequence[str] = TEXT_TYPES,
 ) -> Fetched:
-    """GET `url` under the policy above; the body is cut at `max_bytes`."""
+    """GET `url` under the policy above; the body is cut at `max_bytes` (decoded bytes).
+
+    `timeout` bounds the whole exchange: connecting, every redirect, the headers and the
+    body. httpx's own timeout is per read, so a server sending a byte every few seconds
+    would never trip it."""
+    try:
+        async with asyncio.timeout(timeout):
+            return await _afetch(url, params, headers or {}, allow_private, max_bytes, accept)
+    except TimeoutError:
+        raise FetchError(f"{url}: took longer than {timeout:g} s") from None
+
+
+async def _afetch(
+    url: str,
+    params: Mapping[str, str] | None,
+    headers: Mapping[str, str],
+    allow_private: Allow | None,
+    max_bytes: int,
+    accept: Sequence[str],
+) -> Fetched:
     allow = private_allowed() if allow_private is None else allow_private
     current = _with_query(url, params)
-    deadline = time.monotonic() + timeout  # httpx's timeout is per read, not per fetch
-    async with httpx.AsyncClient(
-        timeout=timeout, follow_redirects=False, trust_env=False
-    ) as client:
+    # No per-read timeout of its own: `afetch` bounds the whole exchange.
+    async with httpx.AsyncClient(timeout=None, follow_redirects=False, trust_env=False) as client:
         for hops in range(MAX_REDIRECTS + 1):
             scheme, host, port = _split(current)
             addresses = await _aresolve(current, port, scheme, host)
             target = _target(current, host, port, addresses, allow)
-            response = await _aconnect(client, target, headers or {})
+            response = await _aconnect(client, target, headers)
             try:
                 following = _next_url(target, response, hops)
                 if following is not None:
                     current = following
                     continue
                 media = _check_response(target, response, accept)
-                body, truncated = bytearray(), False
-                async for piece in response.aiter_bytes():
-                    body += piece
-                    if len(body) > max_bytes:
-                        del body[max_bytes:]
-                        truncated = True
-                        break
-                    if time.monotonic() > deadline:
-                        raise FetchError(f"{current}: took longer than {timeout:g} s")
+                body, truncated = await _read(target, response, max_bytes)
                 return _result(target, response, media, body, truncated)
             except httpx.HTTPError as exc:
                 raise FetchError(f"{current}: {type(exc).__name__}: {exc}") from None
             finally:
                 await response.aclose()
     raise FetchError(f"{url}: more than {MAX_REDIRECTS} redirects")  # pragma: no cover
+
+
+async def _read(
+    target: _Target, response: httpx.Response, max_bytes: int
+) -> tuple[bytearray, bool]:
+    """The decoded body, at most `max_bytes` of it; True if there was more."""
+    inflater = _Inflater(target.url, str(response.headers.get("content-encoding", "")))
+    body = bytearray()
+    async for raw in response.aiter_raw():
+        body += inflater.feed(raw, max_bytes + 1 - len(body))
+        if len(body) > max_bytes:
+            del body[max_bytes:]
+            return body, True
+    return body, False
 
 
 def _why(error: BaseException | None) -> str:
