@@ -43,6 +43,12 @@ def test_only_http_and_https(url: str) -> None:
         "http://169.254.169.254/latest/meta-data/",
         "http://[::1]/",
         "http://[::ffff:127.0.0.1]/",
+        "http://[::127.0.0.1]/",  # IPv4-compatible
+        "http://[::ffff:0:127.0.0.1]/",  # SIIT
+        "http://[64:ff9b::127.0.0.1]/",  # NAT64
+        "http://[64:ff9b::a00:1]/",  # NAT64 to 10.0.0.1
+        "http://[2002:7f00:1::]/",  # 6to4 of 127.0.0.1
+        "http://[2002:c0a8:1::1]/",  # 6to4 of 192.168.0.1
         "http://0.0.0.0/",
         "http://100.64.0.1/",
         "http://localhost:9/",
@@ -51,6 +57,17 @@ def test_only_http_and_https(url: str) -> None:
 def test_non_public_addresses_are_refused_before_connecting(url: str) -> None:
     with pytest.raises(UnsafeURLError, match="non-public address"):
         fetch(url)
+
+
+def test_an_ipv6_address_is_judged_by_the_ipv4_address_it_carries() -> None:
+    """Decided without connecting: public IPv4 inside NAT64 or 6to4 passes, local-use NAT64
+    never does."""
+    from rat_agent.retrieval.web.fetch import _check_address
+
+    for public in ("64:ff9b::808:808", "2002:808:808::1", "2606:4700:4700::1111"):
+        _check_address("http://x/", "x", public, False)
+    with pytest.raises(UnsafeURLError, match="local-use NAT64"):
+        _check_address("http://x/", "x", "64:ff9b:1::808:808", False)
 
 
 def test_loopback_needs_explicit_permission(

@@ -180,10 +180,32 @@ def _allowed(host: str, ip: IP, allow: Allow) -> bool:
     return host.lower() in allow.hosts or any(ip in net for net in allow.networks)
 
 
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")  # RFC 8215: for local use only
+_SIIT = ipaddress.ip_network("::ffff:0:0:0/96")  # ::ffff:0:a.b.c.d
+_COMPATIBLE = ipaddress.ip_network("::/96")  # ::a.b.c.d (deprecated, still routed by some)
+
+
+def _carried(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 address carries (mapped, compatible, SIIT, NAT64, 6to4),
+    which is where a connection to it ends up: it is judged by that address."""
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    if any(ip in net for net in (_NAT64, _NAT64_LOCAL, _SIIT)) or (
+        ip in _COMPATIBLE and int(ip) > 1  # :: and ::1 are judged as they are
+    ):
+        return ipaddress.IPv4Address(ip.packed[-4:])
+    return None
+
+
 def _check_address(url: str, host: str, address: str, allow: Allow) -> None:
     ip: IP = ipaddress.ip_address(address.split("%", 1)[0])  # drop an IPv6 zone
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip in _NAT64_LOCAL and not _allowed(host, ip, allow):
+            raise UnsafeURLError(f"refused {url!r}: {ip} is a local-use NAT64 address")
+        ip = _carried(ip) or ip
     if (not ip.is_global or ip.is_multicast) and not _allowed(host, ip, allow):
         raise UnsafeURLError(
             f"refused {url!r}: it resolves to the non-public address {ip} "
