@@ -10,6 +10,7 @@ KV cache instead of processing again; on a CPU that is most of a call's time.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -197,8 +198,14 @@ def revision_schema(quotable: Sequence[str]) -> dict[str, Any]:
     }
 
 
+# The delimiter however a page spells it (any case, spaces or line breaks inside the tag,
+# or no closing ">" at all): what remains cannot open or close the block.
+_DELIMITER = re.compile(r"<\s*(/?)\s*documents", re.IGNORECASE)
+
+
 def _defuse(text: str) -> str:
-    return text.replace("<documents>", "(documents)").replace("</documents>", "(/documents)")
+    """Retrieved text cannot open or close the documents block (it is data, not prompt)."""
+    return _DELIMITER.sub(lambda m: f"({m.group(1)}documents", text)
 
 
 def draft_messages(question: str, max_steps: int) -> list[BaseMessage]:
