@@ -210,3 +210,23 @@ def test_ask_shows_inserted_and_dropped_steps(
     assert [s["status"] for s in steps] == ["inserted", "revised", "dropped"]
     assert steps[0]["makes"] == "2 logs" and steps[1]["needs"] == ["2 logs"]
     assert steps[2]["note"] == "dancing makes nothing"
+
+
+def test_text_from_sources_and_the_model_cannot_drive_the_terminal(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ESC sequences (clear the screen, set the window title), other controls and bidi
+    overrides are stripped; Rich markup in a title is shown as text."""
+    from langchain_core.documents import Document
+
+    hostile = "\x1b[2J\x1b]0;pwned\x07[bold red]Evil[/bold red]\u202etxt\x9b"
+    model = plan_model(f"STEP 1: get logs {hostile}\nSTEP 2: make planks")
+    install_fakes(monkeypatch, model)
+    doc = Document(page_content=f"logs {hostile}", metadata={"title": hostile, "source": "s"})
+    monkeypatch.setitem(retrieval.FACTORIES, "fake", lambda ctx: ListRetriever(documents=[doc]))
+    retrieval.clear_cache()
+    assert rat("ask", "How?", "--retriever", "fake", "--k", "1") == 0
+    out = capsys.readouterr().out
+    assert "[bold red]Evil[/bold red]" in out  # markup shown, not applied
+    for control in ("\x1b", "\x07", "\u202e", "\x9b"):
+        assert control not in out

@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from rich.console import Console
-from rich.markup import escape
 
 from rat_agent.cli.ask import add_command as add_ask
 from rat_agent.cli.ask import ask_command
@@ -30,6 +29,7 @@ from rat_agent.cli.models import add_command as add_models
 from rat_agent.cli.models import models_command
 from rat_agent.cli.runs import add_commands as add_runs
 from rat_agent.cli.runs import show_command, threads_command
+from rat_agent.cli.safe import escape
 from rat_agent.errors import RatError
 from rat_agent.redact import redact
 from rat_agent.timing import record, since_process_start

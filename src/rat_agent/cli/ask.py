@@ -12,7 +12,6 @@ from dataclasses import fields
 from typing import TYPE_CHECKING, Any, get_args
 
 from rich.console import Console
-from rich.markup import escape
 
 from rat_agent import timing
 from rat_agent.agent import parsing
@@ -30,6 +29,7 @@ from rat_agent.agent.state import (
     Step,
 )
 from rat_agent.cli import review
+from rat_agent.cli.safe import escape
 from rat_agent.errors import ConfigError
 from rat_agent.timing import once_cost
 
@@ -138,8 +138,8 @@ def _ask_with(args: argparse.Namespace, saver: Any) -> int:
     if show:
         verb = "resuming" if resuming else "thread"
         out.print(
-            f"[dim]{verb} {thread} · model {context.model} · retriever "
-            f"{context.retriever} · k={context.k}[/dim]"
+            f"[dim]{verb} {thread} · model {escape(context.model)} · retriever "
+            f"{escape(context.retriever)} · k={context.k}[/dim]"
         )
     stats = RunStats()
     config["callbacks"] = [stats]

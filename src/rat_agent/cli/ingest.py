@@ -6,10 +6,10 @@ import argparse
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from rat_agent.agent.context import Context
+from rat_agent.cli.safe import escape
 
 DEFAULT_COLLECTION = Context.__dataclass_fields__["collection"].default
 

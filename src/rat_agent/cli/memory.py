@@ -7,9 +7,9 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.markup import escape
 
 from rat_agent.agent.context import Context
+from rat_agent.cli.safe import escape
 from rat_agent.errors import ConfigError
 from rat_agent.text import shorten
 

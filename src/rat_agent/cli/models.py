@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
+
+from rat_agent.cli.safe import escape
 
 
 def add_command(sub: Any) -> None:

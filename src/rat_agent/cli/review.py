@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.markup import escape
 
+from rat_agent.cli.safe import escape
 from rat_agent.errors import ConfigError
 
 if TYPE_CHECKING:

@@ -6,10 +6,10 @@ import json
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 
 from rat_agent.agent.state import Step
 from rat_agent.cli.ask import memory_summary, print_answer
+from rat_agent.cli.safe import escape
 from rat_agent.errors import ConfigError
 
 

@@ -1,0 +1,22 @@
+"""What the CLI prints of text it did not write (retrieved titles, sources and snippets,
+model replies, error messages): shown as text, never as terminal control or Rich markup."""
+
+from __future__ import annotations
+
+import re
+
+from rich.markup import escape as _markup_escape
+
+# C0 and C1 controls but newline and tab (ESC starts the sequences that clear a screen or
+# set a window title), and the bidirectional overrides that reorder what a line shows.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def plain(text: str) -> str:
+    """`text` without terminal control characters."""
+    return _CONTROL.sub("", text)
+
+
+def escape(text: str) -> str:
+    """`text` for a Rich console: no control characters, its [markup] shown literally."""
+    return _markup_escape(plain(text))
