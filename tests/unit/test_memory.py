@@ -260,6 +260,10 @@ def test_the_cli_lists_shows_forgets_and_clears(capsys: pytest.CaptureFixture[st
     shown = capsys.readouterr().out
     assert SMELT in shown and "corpus:furnace" in shown and "level 2" in shown
     assert "thread first, step 1" in shown
+    for short in ("", "  ", smelt_id[:3]):  # "" once matched, and deleted, every thought
+        assert cli.main(["memory", "forget", short]) == 2
+        assert "at least 4 characters" in capsys.readouterr().err
+    assert Memory("thoughts").count() == 2
     assert cli.main(["memory", "forget", smelt_id]) == 0
     assert Memory("thoughts").count() == 1
     assert cli.main(["memory", "show", smelt_id]) == 2

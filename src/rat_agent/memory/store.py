@@ -29,6 +29,7 @@ _WHAT = "the thought memory"  # how Qdrant errors name it
 KIND = "thoughts"  # collection metadata: tells a memory from a collection of documents
 _AVERAGE_WORDS = 60.0  # a fixed length estimate for BM25: the collection keeps growing
 _SCROLL = 256
+MIN_PREFIX = 4  # of a thought id given by hand
 
 
 class Memory:
@@ -106,7 +107,13 @@ class Memory:
         return float(points[0].score), _thought(points[0].payload or {})
 
     def get(self, thought: str) -> Thought | None:
-        """A thought by id or by a unique prefix of it (as `rat memory list` prints them)."""
+        """A thought by id or by a unique prefix of it (as `rat memory list` prints them:
+        8 characters). A shorter prefix is refused: "" would match every thought."""
+        if len(thought.strip()) < MIN_PREFIX:
+            raise ConfigError(
+                f"give at least {MIN_PREFIX} characters of the thought's id, got {thought!r} "
+                "(`rat memory list` shows them)"
+            )
         matches = [t for t in self.all() if t.id.startswith(thought.strip())]
         if len(matches) > 1 and not any(t.id == thought for t in matches):
             raise ConfigError(f"{thought!r} names {len(matches)} thoughts; give more of the id")
