@@ -230,3 +230,60 @@ def test_text_from_sources_and_the_model_cannot_drive_the_terminal(
     assert "[bold red]Evil[/bold red]" in out  # markup shown, not applied
     for control in ("\x1b", "\x07", "\u202e", "\x9b"):
         assert control not in out
+
+
+def test_a_data_folder_that_is_a_file_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    monkeypatch.setenv("RAT_DATA_DIR", str(blocker))
+    assert rat("threads") == 2
+    assert capsys.readouterr().err.strip() == (
+        f"error: cannot use {blocker} as the RAT_DATA_DIR folder: it is a file"
+    )
+
+
+@pytest.mark.parametrize("flag", ["--tasks", "--samples", "--concurrency"])
+def test_eval_counts_must_be_positive(flag: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        rat("eval", flag, "-1")
+    assert info.value.code == 2
+    assert "must be at least 1, got -1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("mode", ["--json", "--quiet"])
+def test_ctrl_c_names_the_thread_to_resume(
+    fake_world: ScriptedModel,
+    mode: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from rat_agent.cli import review
+
+    def interrupt(snapshot: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(review, "pending_review", interrupt)
+    assert rat("ask", "How?", "--retriever", "fake", "--thread", "t-ctrl-c", mode) == 130
+    assert "resume with `rat ask --thread t-ctrl-c`" in capsys.readouterr().err
+
+
+def test_a_closed_pipe_is_a_quiet_exit(tmp_path: Path) -> None:
+    """`rat ... | head -1`: the reader left; no error text, the exit of a Unix tool (141)."""
+    import os
+
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before rat writes anything
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "rat_agent.cli", "models"],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "RAT_CACHE_DIR": str(tmp_path)},
+            check=False,
+        )
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (141, "")

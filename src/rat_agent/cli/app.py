@@ -18,7 +18,7 @@ from typing import NoReturn
 from rich.console import Console
 
 from rat_agent.cli.ask import add_command as add_ask
-from rat_agent.cli.ask import ask_command
+from rat_agent.cli.ask import ask_command, thread_in_flight
 from rat_agent.cli.eval import add_command as add_eval
 from rat_agent.cli.eval import eval_command
 from rat_agent.cli.ingest import add_commands as add_ingest
@@ -29,7 +29,7 @@ from rat_agent.cli.models import add_command as add_models
 from rat_agent.cli.models import models_command
 from rat_agent.cli.runs import add_commands as add_runs
 from rat_agent.cli.runs import show_command, threads_command
-from rat_agent.cli.safe import escape
+from rat_agent.cli.safe import console, escape
 from rat_agent.errors import RatError
 from rat_agent.redact import redact
 from rat_agent.timing import record, since_process_start
@@ -84,30 +84,45 @@ def main(argv: Sequence[str] | None = None) -> int:
         record("process start", started)  # the interpreter and the imports above
     _log_to_stderr()
     args = _parser().parse_args(argv)
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err = console(stderr=True)
     try:
-        if args.command == "ask":
-            return ask_command(args)
-        if args.command == "show":
-            return show_command(args.thread, as_json=args.json, history=args.history)
-        if args.command == "ingest":
-            return ingest_command(args)
-        if args.command == "collections":
-            return collections_command(args)
-        if args.command == "eval":
-            return eval_command(args)
-        if args.command == "memory":
-            return memory_command(args)
-        if args.command == "models":
-            return models_command(args)
-        return threads_command()
+        code = _dispatch(args)
+        sys.stdout.flush()  # here, so a closed pipe is caught below, not at exit
+        return code
+    except BrokenPipeError:  # `rat ... | head`: the reader has gone, as with any Unix tool
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE
     except RatError as exc:
         return _fail(err, exc, str(exc), exc.exit_code)
     except KeyboardInterrupt:
-        err.print("interrupted: finished steps are saved; resume with `rat ask --thread ID`")
+        thread = thread_in_flight()
+        err.print(
+            "interrupted: finished steps are saved; resume with `rat ask --thread "
+            f"{escape(thread)}`"
+            if thread
+            else "interrupted"
+        )
         return 130
     except Exception as exc:  # never a traceback for users; RAT_DEBUG=1 shows one
         return _fail(err, exc, f"{type(exc).__name__}: {exc}", 1)
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    if args.command == "ask":
+        return ask_command(args)
+    if args.command == "show":
+        return show_command(args.thread, as_json=args.json, history=args.history)
+    if args.command == "ingest":
+        return ingest_command(args)
+    if args.command == "collections":
+        return collections_command(args)
+    if args.command == "eval":
+        return eval_command(args)
+    if args.command == "memory":
+        return memory_command(args)
+    if args.command == "models":
+        return models_command(args)
+    return threads_command()
 
 
 def _fail(err: Console, exc: BaseException, message: str, code: int) -> int:

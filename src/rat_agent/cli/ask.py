@@ -29,7 +29,7 @@ from rat_agent.agent.state import (
     Step,
 )
 from rat_agent.cli import review
-from rat_agent.cli.safe import escape
+from rat_agent.cli.safe import console, escape
 from rat_agent.errors import ConfigError
 from rat_agent.timing import once_cost
 
@@ -82,6 +82,13 @@ def _context(args: argparse.Namespace, saved: dict[str, Any]) -> Context:
     return Context(**{**saved, **given})
 
 
+_in_flight: str | None = None  # the thread this process is running, for Ctrl+C's message
+
+
+def thread_in_flight() -> str | None:
+    return _in_flight
+
+
 def ask_command(args: argparse.Namespace) -> int:
     with once_cost("imports"):  # the graph and checkpointer libraries (LangGraph, LangChain)
         import rat_agent.agent.graph  # noqa: F401
@@ -104,6 +111,8 @@ def _ask_with(args: argparse.Namespace, saver: Any) -> int:
         raise ConfigError("the question is empty")
     graph = build_graph(checkpointer=saver)
     thread = args.thread or uuid.uuid4().hex[:12]
+    global _in_flight
+    _in_flight = thread
     config: RunnableConfig = {"configurable": {"thread_id": thread}}
     if args.from_step is not None:  # time travel: branch the thread before that step
         if not args.thread or question:
@@ -133,7 +142,7 @@ def _ask_with(args: argparse.Namespace, saver: Any) -> int:
     context = _context(args, values.get("settings", {}) if resuming else {})
     check_retriever(context, build=context.retrieves())
 
-    out = Console(highlight=False, soft_wrap=True)
+    out = console()
     show = not (args.json or args.quiet)
     if show:
         verb = "resuming" if resuming else "thread"
@@ -210,7 +219,7 @@ def _paused(thread: str, review: dict[str, Any], *, as_json: bool) -> int:
             )
         )
         return 0
-    Console(stderr=True, highlight=False, soft_wrap=True).print(
+    console(stderr=True).print(
         f"paused for review: accept with `rat ask --thread {thread}`, or edit with "
         f'`rat ask --thread {thread} --steps FILE` (one "STEP k: ..." line per step)'
     )

@@ -9,9 +9,9 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from rat_agent.cli.safe import console
 from rat_agent.errors import ConfigError
 
 # What each benchmark retrieves from and how its answer is read, unless a flag says otherwise.
@@ -25,6 +25,17 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "output": "answer",
     },
 }
+
+
+def _positive(raw: str) -> int:
+    """A whole number of at least 1 (argparse turns the ValueError into a one-line error)."""
+    try:
+        value = int(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {raw!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def add_command(sub: Any) -> None:
@@ -50,7 +61,7 @@ def add_command(sub: Any) -> None:
     )
     cmd.add_argument(
         "--tasks",
-        type=int,
+        type=_positive,
         default=30,
         help="N tasks: the first N, or with --split a sample of N stratified by tier (default 30)",
     )
@@ -83,7 +94,7 @@ def add_command(sub: Any) -> None:
     cmd.add_argument("--max-tokens", type=int, default=512)
     cmd.add_argument(
         "--samples",
-        type=int,
+        type=_positive,
         default=1,
         help="samples per task, for pass@k (use a temperature above 0)",
     )
@@ -93,7 +104,7 @@ def add_command(sub: Any) -> None:
     )
     cmd.add_argument(
         "--concurrency",
-        type=int,
+        type=_positive,
         default=1,
         help="runs at once (for remote models; the local model has one slot)",
     )
@@ -142,7 +153,7 @@ def eval_command(args: argparse.Namespace) -> int:
     name = args.label or f"{args.benchmark}-{args.model.replace(':', '_').replace('/', '_')}"
     if args.samples > 1 and not args.label:  # sampled runs are their own report
         name += f"-{args.samples}samples"
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err = console(stderr=True)
     columns = (TextColumn("evaluating"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as bar:
         task = bar.add_task("eval", total=None)
@@ -194,7 +205,7 @@ def eval_command(args: argparse.Namespace) -> int:
         f"- score: {SCORES[args.benchmark]}; cost is the mean per run\n"
         f"- plots: {', '.join(p.name for p in plots)}\n{partial}\n{markdown}\n"
     )
-    Console(highlight=False, soft_wrap=True).print(markdown)
+    console().print(markdown)
     return 0
 
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from rat_agent.agent.context import Context
-from rat_agent.cli.safe import escape
+from rat_agent.cli.safe import console, escape
 
 DEFAULT_COLLECTION = Context.__dataclass_fields__["collection"].default
 
@@ -44,8 +43,8 @@ def ingest_command(args: argparse.Namespace) -> int:
     from rat_agent.ingest.pipeline import ingest
     from rat_agent.retrieval.qdrant.client import location
 
-    out = Console(highlight=False, soft_wrap=True)
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    out = console()
+    err = console(stderr=True)
     columns = (
         TextColumn("{task.description:9}"),
         BarColumn(),
@@ -85,7 +84,7 @@ def ingest_command(args: argparse.Namespace) -> int:
 def collections_command(args: argparse.Namespace) -> int:
     from rat_agent.retrieval.qdrant.client import delete_collection, list_collections, location
 
-    out = Console(highlight=False, soft_wrap=True)
+    out = console()
     if args.action == "delete":
         delete_collection(args.name)
         out.print(f"deleted collection {escape(args.name)!r} at {escape(location())}")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 
 from rat_agent.agent.context import Context
-from rat_agent.cli.safe import escape
+from rat_agent.cli.safe import console, escape
 from rat_agent.errors import ConfigError
 from rat_agent.text import shorten
 
@@ -41,7 +41,7 @@ def memory_command(args: argparse.Namespace) -> int:
     from rat_agent.memory.store import Memory
 
     memory = Memory(getattr(args, "collection", DEFAULT))
-    out = Console(highlight=False, soft_wrap=True)
+    out = console()
     if args.action == "show":
         return _show(out, memory, args.id)
     if args.action == "forget":

@@ -7,9 +7,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
-from rat_agent.cli.safe import escape
+from rat_agent.cli.safe import console, escape
 
 
 def add_command(sub: Any) -> None:
@@ -24,7 +22,7 @@ def add_command(sub: Any) -> None:
 def models_command(args: argparse.Namespace) -> int:
     from rat_agent.providers import warm
 
-    out = Console(highlight=False, soft_wrap=True)
+    out = console()
     servers = warm.running()
     if args.action == "stop":
         for state, _ in servers:

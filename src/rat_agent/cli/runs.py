@@ -5,11 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rich.console import Console
-
 from rat_agent.agent.state import Step
 from rat_agent.cli.ask import memory_summary, print_answer
-from rat_agent.cli.safe import escape
+from rat_agent.cli.safe import console, escape
 from rat_agent.errors import ConfigError
 
 
@@ -70,7 +68,7 @@ def _show_with(saver: Any, thread: str, *, as_json: bool, history: bool) -> int:
             )
         )
         return 0
-    out = Console(highlight=False, soft_wrap=True)
+    out = console()
     out.print(f"[bold]{escape(values.get('question', ''))}[/bold]  [dim]{thread} · {status}[/dim]")
     for n, step in enumerate(steps, 1):
         out.rule(f"STEP {n} · {step['status']}")
@@ -104,7 +102,7 @@ def threads_command() -> int:
         threads = [
             (t, graph.get_state({"configurable": {"thread_id": t}})) for t in thread_ids(saver)
         ]
-    out = Console(highlight=False, soft_wrap=True)
+    out = console()
     for thread, snapshot in threads:
         state = "unfinished" if unfinished(snapshot) else "finished"
         question = escape(str(snapshot.values.get("question", ""))[:70])

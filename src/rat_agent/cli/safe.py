@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from rich.console import Console
 from rich.markup import escape as _markup_escape
 
 # C0 and C1 controls but newline and tab (ESC starts the sequences that clear a screen or
@@ -20,3 +21,15 @@ def plain(text: str) -> str:
 def escape(text: str) -> str:
     """`text` for a Rich console: no control characters, its [markup] shown literally."""
     return _markup_escape(plain(text))
+
+
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """Rich exits with 1 when the reader of stdout is gone (`rat ... | head`); let the
+        CLI end as a Unix tool does instead (quietly, 141)."""
+        raise BrokenPipeError
+
+
+def console(*, stderr: bool = False) -> Console:
+    """The CLI's console: no automatic highlighting, long lines left to the terminal."""
+    return _Console(stderr=stderr, highlight=False, soft_wrap=True)
