@@ -112,6 +112,10 @@ def test_failed_run_resumes_on_its_thread(
         (["ask", "q", "--model", "openai:gpt-4o-mini"], "set OPENAI_API_KEY"),
         (["show", "no-such-thread"], "no run with thread id"),
         (["ask", "--thread", "fresh"], "has no unfinished run"),
+        (["collections", "delete", ""], "the collection name is empty"),
+        (["collections", "delete", "a/b"], "'a/b' cannot be used"),
+        (["ask", "q", "--collection", "a/b"], "'a/b' cannot be used"),
+        (["memory", "list", "--collection", "a/b"], "'a/b' cannot be used"),
     ],
 )
 def test_bad_input_is_one_line_and_nonzero(

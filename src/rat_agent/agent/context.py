@@ -7,7 +7,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Literal, get_args
 
 from rat_agent.errors import ConfigError
-from rat_agent.retrieval.settings import DEFAULT_COLLECTION
+from rat_agent.retrieval.settings import DEFAULT_COLLECTION, check_collection_name
 
 QueryMode = Literal["llm", "text"]
 ReviseScope = Literal["step", "prefix"]
@@ -322,9 +322,11 @@ class Context:
         for name in ("fetch_pages", "review_draft", "memory", "stop_at_goal"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
-        for name in ("model", "retriever", "collection", "memory_collection"):
+        for name in ("model", "retriever"):
             if not str(getattr(self, name)).strip():
                 raise ConfigError(f"{name} must not be empty")
+        check_collection_name(self.collection, "collection")
+        check_collection_name(self.memory_collection, "memory_collection")
         if self.memory and not self.retrieves():
             raise ConfigError(f"memory needs a method that retrieves; {self.method!r} does not")
 

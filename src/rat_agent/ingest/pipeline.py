@@ -16,7 +16,7 @@ from pathlib import Path
 
 from qdrant_client import QdrantClient, models
 
-from rat_agent.errors import ConfigError, RatError
+from rat_agent.errors import RatError
 from rat_agent.providers.embeddings import get_embeddings
 from rat_agent.retrieval.qdrant import hybrid
 from rat_agent.retrieval.qdrant.client import (
@@ -24,6 +24,7 @@ from rat_agent.retrieval.qdrant.client import (
     collection_metadata,
     locked_client,
 )
+from rat_agent.retrieval.settings import check_collection_name
 from rat_agent.retrieval.web import fetch, passages
 
 # The paper cuts pages into chunks of up to 2,000 tokens for text-embedding-ada-002, which
@@ -359,8 +360,7 @@ def ingest(
     """Index `items` (files, folders, URLs) into `collection`; returns what changed."""
     report = Report(collection)
     sources, report.failed = discover(items)
-    if not collection.strip():
-        raise ConfigError("the collection name is empty")
+    check_collection_name(collection)
 
     # Read and cut everything first: the embedding stage then knows its total (the
     # progress bar) and batches chunks across small files (the throughput).

@@ -24,6 +24,7 @@ from rat_agent.memory.thought import Origin, Thought, as_document, thought_id
 from rat_agent.providers.embeddings import get_embeddings
 from rat_agent.retrieval.qdrant import hybrid
 from rat_agent.retrieval.qdrant.client import MADE_BY, collection_metadata, locked_client
+from rat_agent.retrieval.settings import check_collection_name
 
 _WHAT = "the thought memory"  # how Qdrant errors name it
 KIND = "thoughts"  # collection metadata: tells a memory from a collection of documents
@@ -36,8 +37,7 @@ class Memory:
     """One memory collection; created on the first stored thought."""
 
     def __init__(self, collection: str):
-        if not collection.strip():
-            raise ConfigError("the memory collection name must not be empty")
+        check_collection_name(collection, "memory collection")
         self.collection = collection
 
     # --- checks -----------------------------------------------------------------------

@@ -8,7 +8,21 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from rat_agent.errors import ConfigError
+
 DEFAULT_COLLECTION = "documents"  # what `rat ingest` fills and retriever "qdrant" searches
+
+
+def check_collection_name(name: str, what: str = "collection") -> str:
+    """A Qdrant collection name, or ConfigError saying why not (Qdrant's own rules, checked
+    up front so the error is one line of bad input, not a failed store)."""
+    if not name.strip():
+        raise ConfigError(f"the {what} name is empty")
+    if "/" in name or "\0" in name or len(name) > 255:
+        raise ConfigError(
+            f"the {what} name {name!r} cannot be used: no '/' and at most 255 characters"
+        )
+    return name
 
 
 class RetrieverSettings(Protocol):

@@ -20,6 +20,7 @@ from qdrant_client import QdrantClient
 from rat_agent.errors import ConfigError, RatError, RetrievalError
 from rat_agent.paths import data_dir
 from rat_agent.providers.embeddings import embedding_model_id
+from rat_agent.retrieval.settings import check_collection_name
 from rat_agent.text import shorten
 from rat_agent.timing import once_cost
 
@@ -127,6 +128,7 @@ def list_collections() -> list[CollectionInfo]:
 
 
 def delete_collection(name: str) -> None:
+    check_collection_name(name)
     with locked_client() as client:
         exists = client.collection_exists(name)
         if exists:
