@@ -177,6 +177,9 @@ def test_time_travel_from_the_cli(
     assert [kind for kind, _ in fake_world.calls[calls:]] == ["query", "revise"]
     assert rat("ask", "--thread", "tt", "--edit", "x") == 2
     assert "--edit goes with --from-step" in capsys.readouterr().err
+    for bad in ("0", "4"):
+        assert rat("ask", "--thread", "tt", "--from-step", bad) == 2
+        assert f"step must be between 1 and 3, got {bad}" in capsys.readouterr().err
 
 
 def repairing_model() -> ScriptedModel:

@@ -69,10 +69,14 @@ def fork(graph: Any, thread: str, step: int, draft: str | None = None) -> Runnab
     Run it with `graph.invoke(None, config, context=...)`. The thread's history keeps
     the original branch; the thread's current state becomes the fork.
     """
+    latest = graph.get_state({"configurable": {"thread_id": thread}}).values or {}
+    if not latest:
+        raise ConfigError(f"no run with thread id {thread!r}: see `rat threads`")
+    planned = len(latest.get("drafts", []))
+    if not 1 <= step <= planned:  # checked first: the history search would only say "none"
+        raise ConfigError(f"step must be between 1 and {planned}, got {step}")
     snapshot, as_node = _before_step(graph, thread, step)
     drafts = list(snapshot.values["drafts"])
-    if not 1 <= step <= len(drafts):
-        raise ConfigError(f"step must be between 1 and {len(drafts)}, got {step}")
     if draft is not None:
         if not draft.strip():
             raise ConfigError("the edited step is empty")
