@@ -143,6 +143,10 @@ def test_the_cli_reports_a_bad_steps_file_and_stays_paused(
     empty.write_text("\n")
     assert cli.main(["ask", "--thread", "r3", "--steps", str(empty)]) == 2
     assert "no steps" in capsys.readouterr().err
+    binary = tmp_path / "steps.bin"
+    binary.write_bytes(b"STEP 1: \xff\xfe\x00 log")
+    assert cli.main(["ask", "--thread", "r3", "--steps", str(binary)]) == 2
+    assert "is not UTF-8 text" in capsys.readouterr().err
     assert cli.main(["ask", "--thread", "r3", "--quiet"]) == 0
     assert "STEP 3: FIXED craft a table" in capsys.readouterr().out
 

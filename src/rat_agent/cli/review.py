@@ -33,9 +33,11 @@ def pending_review(snapshot: StateSnapshot) -> dict[str, Any] | None:
 def read_steps(path: str) -> str:
     """The edited steps from a file ('-': standard input), one "STEP k:" line or item each."""
     try:
-        return sys.stdin.read() if path == "-" else Path(path).read_text()
+        return sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read the steps file {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"the steps file {path} is not UTF-8 text") from None
 
 
 def _as_text(drafts: list[str]) -> str:
