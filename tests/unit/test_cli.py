@@ -294,3 +294,14 @@ def test_a_closed_pipe_is_a_quiet_exit(tmp_path: Path) -> None:
     finally:
         os.close(write)
     assert (done.returncode, done.stderr) == (141, "")
+
+
+def test_a_bad_model_leaves_no_thread_behind(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    for model in ("gpt4", "openai:gpt-4o-mini", "nosuchprovider:x"):
+        assert rat("ask", "q", "--model", model, "--thread", "bad-model") == 2
+    capsys.readouterr()
+    assert rat("show", "bad-model") == 2
+    assert "no run with thread id" in capsys.readouterr().err

@@ -103,6 +103,7 @@ def _ask_with(args: argparse.Namespace, saver: Any) -> int:
 
     from rat_agent.agent.graph import build_graph
     from rat_agent.persistence.checkpoints import unfinished
+    from rat_agent.providers import chat
     from rat_agent.providers.stats import RunStats
     from rat_agent.retrieval import check_retriever
 
@@ -141,6 +142,7 @@ def _ask_with(args: argparse.Namespace, saver: Any) -> int:
     resuming = not isinstance(inputs, dict)  # a resume keeps the run's own settings
     context = _context(args, values.get("settings", {}) if resuming else {})
     check_retriever(context, build=context.retrieves())
+    chat.check_model(context.model, temperature=context.temperature, max_tokens=context.max_tokens)
 
     out = console()
     show = not (args.json or args.quiet)

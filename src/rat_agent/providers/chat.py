@@ -84,6 +84,14 @@ def get_chat_model(name: str, *, temperature: float = 0.0, max_tokens: int = 512
         return _model_cache[key]
 
 
+def check_model(name: str, *, temperature: float = 0.0, max_tokens: int = 512) -> None:
+    """ConfigError now for a provider model that cannot be used (unknown name or provider,
+    missing key or package), before a run saves its first checkpoint. Building the client
+    calls nothing; the bundled models are checked when their server starts."""
+    if name.strip() not in LOCAL_MODELS:
+        get_chat_model(name, temperature=temperature, max_tokens=max_tokens)
+
+
 def _is_import_path(prefix: str) -> bool:
     """`package.module:attribute` names the user's own model; providers win a tie."""
     builtin = _builtin_providers() or {}
