@@ -61,7 +61,12 @@ def main() -> None:
     parser.add_argument("--model", default="local")
     parser.add_argument("--goals", default="diamond_pickaxe,golden_apple")
     parser.add_argument("--steps", default="4,8")
+    parser.add_argument("--arms", default=",".join(METHODS), help="comma-separated; rat first")
+    parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
+    methods = tuple(args.arms.split(","))
+    if methods[0] != "rat" or not set(methods) <= set(ARMS):
+        parser.error(f"--arms: 'rat' first, then any of {', '.join(METHODS)}")
     goals = args.goals.split(",")
     step_counts = [int(n) for n in args.steps.split(",")]
     questions = {t.goal: t.question for t in load_tasks()}
@@ -77,7 +82,7 @@ def main() -> None:
         for i, goal in enumerate(goals):
             drafts = parse_steps(reference_plan(goal))[:n]
             # alternate which goes first: the second run's draft may find its prefix cached
-            for method in METHODS if i % 2 == 0 else METHODS[::-1]:
+            for method in methods if i % 2 == 0 else methods[::-1]:
                 context = {
                     **ARMS[method],
                     "model": args.model,
@@ -106,10 +111,10 @@ def main() -> None:
         "Overhead = wall - model - retrieval.\n\n"
         + per_run(rows)
         + "\n\n## Other arm / rat, summed over the tasks\n\n"
-        + ratios(rows, step_counts)
+        + ratios(rows, step_counts, methods)
         + "\n"
     )
-    OUT.write_text(text)
+    args.out.write_text(text)
     print(text)
 
 
@@ -130,7 +135,11 @@ def per_run(rows: list[tuple[int, str, str, dict[str, Any]]]) -> str:
     return "\n".join(lines)
 
 
-def ratios(rows: list[tuple[int, str, str, dict[str, Any]]], step_counts: list[int]) -> str:
+def ratios(
+    rows: list[tuple[int, str, str, dict[str, Any]]],
+    step_counts: list[int],
+    methods: tuple[str, ...] = METHODS,
+) -> str:
     lines = [
         "| steps | arm | prompt tokens processed | completion tokens | wall time "
         "| rat overhead | arm overhead |",
@@ -147,10 +156,10 @@ def ratios(rows: list[tuple[int, str, str, dict[str, Any]]], step_counts: list[i
                     "other_seconds",
                 )
             }
-            for m in METHODS
+            for m in methods
         }
         ours = total["rat"]
-        for arm in METHODS[1:]:
+        for arm in methods[1:]:
             theirs = total[arm]
             lines.append(
                 f"| {n} | {arm} "
