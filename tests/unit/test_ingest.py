@@ -298,3 +298,25 @@ def test_a_users_collection_searches_words_a_domain_would_drop(tmp_path: Path) -
     from rat_agent.retrieval import minecraft
 
     assert {"make", "use", "get", "minecraft"} <= minecraft.STOPWORDS
+
+
+def test_links_inside_a_folder_are_not_followed_unless_asked(tmp_path: Path) -> None:
+    """A link to a secret elsewhere, or to /proc/self/status (a new copy every run), is
+    reported and skipped; --follow-links reads it, and a loop of links is walked once."""
+    folder = tmp_path / "kb"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "note.md").write_text("# Note\n\nA plain file.")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the password is hunter2")
+    (folder / "secret.txt").symlink_to(secret)
+    (folder / "status.txt").symlink_to("/proc/self/status")
+    (folder / "sub" / "up").symlink_to(folder, target_is_directory=True)
+
+    found, failed = pipeline.discover([str(folder)])
+    assert found == [str((folder / "note.md").resolve())]
+    assert sorted(Path(item).name for item, _ in failed) == ["secret.txt", "status.txt", "up"]
+    assert all("symbolic link, not followed" in reason for _, reason in failed)
+
+    found, failed = pipeline.discover([str(folder)], follow_links=True)
+    assert str(secret.resolve()) in found and failed == []
+    assert len(found) == len(set(found)) == 3  # note, secret, /proc/self/status; no loop

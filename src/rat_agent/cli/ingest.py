@@ -31,6 +31,12 @@ def add_commands(sub: Any) -> None:
         action="store_true",
         help="allow URLs on private, loopback and link-local addresses",
     )
+    ingest.add_argument(
+        "--follow-links",
+        action="store_true",
+        help="follow symbolic links inside folders (by default they are skipped: they may "
+        "point outside the folder)",
+    )
 
     collections = sub.add_parser("collections", help="list or delete Qdrant collections")
     actions = collections.add_subparsers(dest="action")
@@ -64,6 +70,7 @@ def ingest_command(args: argparse.Namespace) -> int:
                 args.paths,
                 collection=args.collection,
                 allow_private=True if args.allow_private else None,
+                follow_links=args.follow_links,
                 progress=progress,
             )
         except KeyboardInterrupt:

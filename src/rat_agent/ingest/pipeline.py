@@ -135,8 +135,14 @@ def _is_url(item: str) -> bool:
     return item.startswith(("http://", "https://"))
 
 
-def discover(items: Sequence[str]) -> tuple[list[str], list[tuple[str, str]]]:
-    """Files (folders walked recursively, in a stable order) and URLs; missing paths fail."""
+def discover(
+    items: Sequence[str], *, follow_links: bool = False
+) -> tuple[list[str], list[tuple[str, str]]]:
+    """Files (folders walked recursively, in a stable order) and URLs; missing paths fail.
+
+    A symbolic link inside a folder is not followed unless `follow_links`, and is reported
+    as skipped: it may point anywhere (a secret elsewhere, /proc/self/status). A path
+    given by name is the user's choice and is read wherever it points."""
     found: list[str] = []
     failed: list[tuple[str, str]] = []
     for item in items:
@@ -148,7 +154,7 @@ def discover(items: Sequence[str]) -> tuple[list[str], list[tuple[str, str]]]:
             continue
         path = Path(item).expanduser()
         if path.is_dir():
-            found.extend(str(p) for p in _walk(path))
+            found.extend(str(p) for p in _walk(path, failed, follow_links, set()))
         elif path.is_file():
             found.append(str(path.resolve()))
         else:
@@ -156,12 +162,20 @@ def discover(items: Sequence[str]) -> tuple[list[str], list[tuple[str, str]]]:
     return list(dict.fromkeys(found)), failed
 
 
-def _walk(folder: Path) -> Iterator[Path]:
+def _walk(
+    folder: Path, failed: list[tuple[str, str]], follow_links: bool, seen: set[Path]
+) -> Iterator[Path]:
+    seen.add(folder.resolve())  # a followed link back up the tree is walked once
     for path in sorted(folder.iterdir()):
         if path.name.startswith(".") or path.name in _SKIP_DIRS:
             continue
-        if path.is_dir() and not path.is_symlink():
-            yield from _walk(path)
+        if path.is_symlink() and not follow_links:
+            if path.is_dir() or _kind(path.suffix.lower()) is not None:
+                failed.append((str(path), "a symbolic link, not followed (--follow-links)"))
+            continue
+        if path.is_dir():
+            if path.resolve() not in seen:
+                yield from _walk(path, failed, follow_links, seen)
         elif path.is_file() and _kind(path.suffix.lower()) is not None:
             yield path.resolve()
 
@@ -352,6 +366,7 @@ def ingest(
     *,
     collection: str,
     allow_private: fetch.Allow | None = None,
+    follow_links: bool = False,
     batch: int = BATCH,
     tokens: int = CHUNK_TOKENS,
     overlap: int = OVERLAP_TOKENS,
@@ -359,7 +374,7 @@ def ingest(
 ) -> Report:
     """Index `items` (files, folders, URLs) into `collection`; returns what changed."""
     report = Report(collection)
-    sources, report.failed = discover(items)
+    sources, report.failed = discover(items, follow_links=follow_links)
     check_collection_name(collection)
 
     # Read and cut everything first: the embedding stage then knows its total (the
