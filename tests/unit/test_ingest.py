@@ -320,3 +320,28 @@ def test_links_inside_a_folder_are_not_followed_unless_asked(tmp_path: Path) -> 
     found, failed = pipeline.discover([str(folder)], follow_links=True)
     assert str(secret.resolve()) in found and failed == []
     assert len(found) == len(set(found)) == 3  # note, secret, /proc/self/status; no loop
+
+
+def test_one_bad_input_is_skipped_and_the_rest_ingested(
+    tmp_path: Path, httpserver: HTTPServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file name that is not UTF-8 (uuid5 cannot encode it), a redirect to data: and a
+    loader that raises something unexpected each become one `skipped` line."""
+    import os
+
+    monkeypatch.setenv("RAT_ALLOW_PRIVATE_URLS", "1")
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    (folder / "good.md").write_text("# Good\n\nBasalt forms when lava cools quickly.")
+    odd = os.path.join(os.fsencode(folder), b"caf\xe9.md")
+    with open(odd, "wb") as out:
+        out.write(b"# Odd\n\nA name in Latin-1.")
+    httpserver.expect_request("/moved").respond_with_data(
+        "", status=302, headers={"Location": "data:text/plain,hello"}
+    )
+    report = pipeline.ingest([str(folder), httpserver.url_for("/moved")], collection="mixed")
+    assert report.sources >= 2 and report.added >= 1
+    reasons = dict(report.failed)
+    assert len(reasons) == 2, reasons
+    assert "InvalidURL" in reasons[httpserver.url_for("/moved")]  # escaped fetch before
+    assert any("UnicodeEncodeError" in why for why in reasons.values())

@@ -166,7 +166,12 @@ def _walk(
     folder: Path, failed: list[tuple[str, str]], follow_links: bool, seen: set[Path]
 ) -> Iterator[Path]:
     seen.add(folder.resolve())  # a followed link back up the tree is walked once
-    for path in sorted(folder.iterdir()):
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError as exc:  # an unreadable sub-folder: skip it, keep the rest
+        failed.append((str(folder), f"cannot read the folder: {exc.strerror or exc}"))
+        return
+    for path in entries:
         if path.name.startswith(".") or path.name in _SKIP_DIRS:
             continue
         if path.is_symlink() and not follow_links:
@@ -387,6 +392,8 @@ def ingest(
             docs.append(load(item, allow_private=allow_private))
         except SkipError as exc:
             report.failed.append((item, str(exc)))
+        except Exception as exc:  # one bad input (a PDF bomb, a codec) must not end the rest
+            report.failed.append((item, f"{type(exc).__name__}: {exc}"))
     report.sources = len(docs)
     if not docs:  # nothing readable: leave no empty collection behind
         return report
@@ -401,7 +408,11 @@ def ingest(
         if _up_to_date(doc, have):
             report.unchanged += 1
             continue
-        chunks = chunk(doc, tokens=tokens, overlap=overlap)
+        try:
+            chunks = chunk(doc, tokens=tokens, overlap=overlap)
+        except Exception as exc:  # e.g. a file name that is not valid UTF-8
+            report.failed.append((doc.source, f"{type(exc).__name__}: {exc}"))
+            continue
         ids = {c.id for c in chunks}
         new = [c for c in chunks if c.id not in have]
         refresh = [c for c in chunks if c.id in have and have[c.id] != c.metadata]

@@ -419,6 +419,6 @@ async def _aconnect(
             return await client.send(_request(client, target, address, headers), stream=True)
         except httpx.ConnectError as exc:
             error = exc
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:  # InvalidURL is no HTTPError
             raise FetchError(f"{target.url}: {type(exc).__name__}: {exc}") from None
     raise FetchError(f"{target.url}: cannot connect: {_why(error)}")
