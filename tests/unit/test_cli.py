@@ -305,3 +305,29 @@ def test_a_bad_model_leaves_no_thread_behind(
     capsys.readouterr()
     assert rat("show", "bad-model") == 2
     assert "no run with thread id" in capsys.readouterr().err
+
+
+def test_the_readmes_import_path_retriever_runs_as_written(tmp_path: Path) -> None:
+    """my_kb.py from the README, in the folder `rat` runs in, with the installed script (its
+    folder is not on sys.path by itself); a fake model by import path keeps it offline."""
+    import os
+    import re
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    code = re.search(r"```python\n(# my_kb\.py.*?)```", readme, re.S)
+    question = re.search(r'```bash\nrat ask "(.*?)" --retriever my_kb:retriever\n```', readme)
+    assert code and question
+    (tmp_path / "my_kb.py").write_text(code.group(1))
+    rat_script = Path(sys.executable).parent / "rat"
+    argv = [str(rat_script), "ask", question.group(1), "--retriever", "my_kb:retriever"]
+    tests = str(Path(__file__).parents[1])
+    done = subprocess.run(
+        [*argv, "--model", "fakes:make_model", "--query-mode", "text"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": tests, "RAT_DATA_DIR": str(tmp_path / "data")},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Basalt — notes/basalt" in done.stdout

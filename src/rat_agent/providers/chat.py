@@ -97,6 +97,7 @@ def _is_import_path(prefix: str) -> bool:
     builtin = _builtin_providers() or {}
     if prefix in builtin:
         return False
+    imports.include_working_folder()
     try:
         return importlib.util.find_spec(prefix) is not None
     except (ImportError, ValueError):

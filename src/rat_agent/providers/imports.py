@@ -4,9 +4,20 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
+import sys
 from typing import Any
 
 from rat_agent.errors import ConfigError
+
+
+def include_working_folder() -> None:
+    """Make modules in the current folder importable, as `python -m` does and the `rat`
+    script does not: `--retriever my_kb:retriever` next to my_kb.py. Appended, not
+    prepended, so a file here never shadows an installed package."""
+    here = os.getcwd()
+    if here not in sys.path and "" not in sys.path:
+        sys.path.append(here)
 
 
 def load(path: str, kind: type[Any], what: str, **kwargs: Any) -> Any:
@@ -17,6 +28,7 @@ def load(path: str, kind: type[Any], what: str, **kwargs: Any) -> Any:
     module_name, _, attribute = path.partition(":")
     if not module_name or not attribute:
         raise ConfigError(f"{what} {path!r}: write it as 'package.module:attribute'")
+    include_working_folder()
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
