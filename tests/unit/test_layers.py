@@ -144,13 +144,18 @@ def test_the_facade_exports_load_on_first_use() -> None:
     ],
 )
 def test_help_loads_no_heavy_library(argv: list[str]) -> None:
+    assert _loaded_by_cli(argv, [*HEAVY, "langchain"]) == "[]"
+
+
+def _loaded_by_cli(argv: list[str], modules: list[str]) -> str:
+    """Which of `modules` `rat ARGV` loads, run in a fresh interpreter (as printed)."""
     code = (
         "import sys\nfrom rat_agent.cli import main\ntry:\n"
         f"    main({argv!r})\nexcept SystemExit:\n    pass\n"
-        f"print([m for m in {(*HEAVY, 'langchain')!r} if m in sys.modules])"
+        f"print([m for m in {modules!r} if m in sys.modules])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip().splitlines()[-1] == "[]"
+    return out.stdout.strip().splitlines()[-1]
 
 
 @pytest.mark.parametrize(
@@ -170,10 +175,4 @@ def test_listing_commands_load_no_model_or_embedder(
     """What `rat threads`, `show`, `collections` and `memory list` may load: they read
     checkpoints or Qdrant, so they never need torch, the embedder, llama.cpp or a provider."""
     banned = [m for m in HEAVY[:5] if m not in allowed]
-    code = (
-        "import sys\nfrom rat_agent.cli import main\ntry:\n"
-        f"    main({argv!r})\nexcept SystemExit:\n    pass\n"
-        f"print([m for m in {banned!r} if m in sys.modules])"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip().splitlines()[-1] == "[]"
+    assert _loaded_by_cli(argv, banned) == "[]"

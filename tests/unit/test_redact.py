@@ -55,18 +55,21 @@ def _provider_answers_401(httpserver: HTTPServer, echo: str) -> None:
     httpserver.expect_request("/v1/chat/completions").respond_with_json(body, status=401)
 
 
-@pytest.mark.parametrize("echo", ECHOES[:3])
-def test_a_key_echoed_by_the_provider_is_neither_printed_nor_stored(
-    key: str,
-    echo: str,
-    httpserver: HTTPServer,
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
+@pytest.fixture
+def provider(
+    key: str, httpserver: HTTPServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> HTTPServer:
+    """An OpenAI-compatible server on loopback, and runs stored in a fresh data folder."""
     monkeypatch.setenv("RAT_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("OPENAI_API_BASE", httpserver.url_for("/v1"))
-    _provider_answers_401(httpserver, echo)
+    return httpserver
+
+
+@pytest.mark.parametrize("echo", ECHOES[:3])
+def test_a_key_echoed_by_the_provider_is_neither_printed_nor_stored(
+    provider: HTTPServer, echo: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _provider_answers_401(provider, echo)
     argv = ["ask", "How do I craft a torch?", "--model", "openai:gpt-4o-mini", "--thread", "t1"]
     assert cli.main([*argv, "--method", "direct"]) == 3
     err = capsys.readouterr().err
@@ -80,16 +83,10 @@ def test_a_key_echoed_by_the_provider_is_neither_printed_nor_stored(
 
 
 def test_debug_tracebacks_are_masked_too(
-    key: str,
-    httpserver: HTTPServer,
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
+    provider: HTTPServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setenv("RAT_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("OPENAI_API_BASE", httpserver.url_for("/v1"))
     monkeypatch.setenv("RAT_DEBUG", "1")
-    _provider_answers_401(httpserver, KEY)
+    _provider_answers_401(provider, KEY)
     assert cli.main(["ask", "q", "--model", "openai:gpt-4o-mini", "--method", "direct"]) == 3
     err = capsys.readouterr().err
     assert "Traceback" in err and "AuthenticationError" in err  # the cause is shown...

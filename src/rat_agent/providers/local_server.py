@@ -78,9 +78,9 @@ def _n_threads() -> int:
 def slots() -> int:
     """RAT_LOCAL_SLOTS: requests the server decodes at once (default 1).
 
-    One slot is the default on purpose: RAT's calls share long prefixes that one KV cache
-    reuses, and on 2 cores two requests decoded together each run at about half speed, so
-    a second slot buys no throughput (benchmarks/startup.py measures both)."""
+    One run gains nothing from a second slot (its calls share one prefix cache); two
+    commands at once on one warm server were ~20% faster per call with 2 slots than with 1
+    (benchmarks/startup.py). 1 stays the default, as every other figure was measured with it."""
     raw = os.environ.get("RAT_LOCAL_SLOTS", "1").strip()
     if not raw.isdigit() or not 1 <= int(raw) <= 8:
         raise ConfigError(f"RAT_LOCAL_SLOTS must be a whole number from 1 to 8, got {raw!r}")

@@ -152,9 +152,8 @@ def running() -> list[tuple[State, float]]:
         if not is_server(state.pid):
             _remove_if(path, state.pid)
             continue
-        lease = path.with_suffix(".lease")
-        used = max(state.last_active, lease.stat().st_mtime if lease.exists() else 0.0)
-        found.append((state, max(0.0, time.time() - used)))
+        idle = _idle(state.last_active, path.with_suffix(".lease"))
+        found.append((state, max(0.0, idle)))
     return found
 
 
@@ -325,11 +324,11 @@ def serve(model_path: Path, alias: str, seconds: float) -> int:
                 state = State(**{**asdict(state), "last_active": now})
                 _write_state(files["json"], state)
                 written = now
-        if math.isinf(seconds) or _idle(last, files) < seconds:
+        if math.isinf(seconds) or _idle(last, files["lease"]) < seconds:
             continue
         try:
             with FileLock(files["lock"], timeout=0):
-                if _idle(last, files) >= seconds:  # no command attached meanwhile
+                if _idle(last, files["lease"]) >= seconds:  # no command attached meanwhile
                     _remove_if(files["json"], os.getpid())
                     break
         except Timeout:
@@ -339,12 +338,14 @@ def serve(model_path: Path, alias: str, seconds: float) -> int:
     return 0
 
 
-def _idle(last: float, files: dict[str, Path]) -> float:
+def _idle(last_request: float, lease: Path) -> float:
+    """Seconds since the server was last used: its last request, or a client's attach or
+    use (the lease file's mtime)."""
     try:
-        lease = files["lease"].stat().st_mtime
+        touched = lease.stat().st_mtime
     except OSError:
-        lease = 0.0
-    return time.time() - max(last, lease)
+        touched = 0.0
+    return time.time() - max(last_request, touched)
 
 
 def main(argv: list[str] | None = None) -> int:
