@@ -170,8 +170,8 @@ def test_local_tiny_answers_and_reuses_its_server() -> None:
     other = get_chat_model("local-tiny", temperature=0.5, max_tokens=8)
     assert other is not model
     (server,) = [s for s in local_server.running_servers() if s.alias == "local-tiny"]
-    assert getattr(model, "openai_api_base", None) == server.base_url
-    assert getattr(other, "openai_api_base", None) == server.base_url
+    assert getattr(model, "base_url", None) == server.base_url
+    assert getattr(other, "base_url", None) == server.base_url
     assert get_chat_model("local-tiny", max_tokens=16) is model
 
     # Same prompt again: llama.cpp's prompt cache serves the prefix, and it shows up.

@@ -122,6 +122,19 @@ def test_light_imports_stay_light(module: str) -> None:
     assert out.stdout.strip() == "[]"
 
 
+def test_a_direct_answer_on_the_local_model_loads_no_sdk_or_retrieval_library() -> None:
+    """What `rat ask --method direct` imports before its model call (issue 15's fixed cost:
+    the openai SDK alone was 0.4 s; numpy and the HTML cleaner are for retrievals)."""
+    code = (
+        "import sys, rat_agent.agent.graph, rat_agent.providers.chat, "
+        "rat_agent.providers.local_chat\n"
+        "print([m for m in ('openai', 'langchain_openai', 'torch', 'numpy', 'bs4', "
+        "'qdrant_client') if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
 def test_the_facade_exports_load_on_first_use() -> None:
     import rat_agent
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import asdict, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
@@ -23,7 +23,7 @@ from langgraph.errors import NodeError
 from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 
-from rat_agent.agent import evidence, parsing, prompts, repair, thoughts
+from rat_agent.agent import parsing, prompts, repair, thoughts
 from rat_agent.agent.context import Context
 from rat_agent.agent.state import (
     ANSWER_ONCE,
@@ -45,6 +45,9 @@ from rat_agent.errors import (
 from rat_agent.memory.thought import thought_id
 from rat_agent.retrieval import check_retriever, get_retriever
 from rat_agent.text import shorten
+
+if TYPE_CHECKING:
+    from rat_agent.agent.evidence import Evidence
 
 log = logging.getLogger(__name__)
 SNIPPET_CHARS = 240
@@ -681,9 +684,11 @@ def answer_once(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dic
     return {"steps": steps, "answer": parsing.format_steps(texts)}
 
 
-def focus(ctx: Context, documents: list[dict[str, str]], targets: list[str]) -> evidence.Evidence:
+def focus(ctx: Context, documents: list[dict[str, str]], targets: list[str]) -> Evidence:
     """What the model reads of the retrieved documents (context field `evidence`), and how
     well their best passage supports the step (scored only when min_support asks)."""
+    from rat_agent.agent import evidence  # lazy: numpy and the HTML cleaner, for retrievals
+
     if not documents or (ctx.evidence == "documents" and not ctx.min_support):
         return evidence.Evidence(documents, None)
     try:

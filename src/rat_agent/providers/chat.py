@@ -108,8 +108,7 @@ def _is_import_path(prefix: str) -> bool:
 
 
 def _local_chat_model(name: str, temperature: float, max_tokens: int) -> BaseChatModel:
-    from langchain_openai import ChatOpenAI
-
+    from rat_agent.providers.local_chat import LocalChat
     from rat_agent.providers.local_server import ensure_server
 
     path = local_model_path(name)
@@ -118,17 +117,12 @@ def _local_chat_model(name: str, temperature: float, max_tokens: int) -> BaseCha
     key = (name, temperature, max_tokens, server.base_url)
     with _cache_lock:
         if key not in _model_cache:
-            # llama.cpp reports cached prompt tokens in the standard
-            # usage.prompt_tokens_details.cached_tokens, which ChatOpenAI already maps to
-            # usage_metadata["input_token_details"]["cache_read"]: no subclass needed.
-            _model_cache[key] = ChatOpenAI(
+            _model_cache[key] = LocalChat(
                 base_url=server.base_url,
                 api_key=SecretStr(server.api_key),
                 model=name,
                 temperature=temperature,
-                max_completion_tokens=max_tokens,  # the field's alias (mypy sees only that)
-                stream_usage=True,
-                max_retries=0,  # a retry would redo the whole (slow, CPU) prefill
+                max_tokens=max_tokens,
                 # Small models loop at temperature 0 ("STEP 9: mine the remaining ore",
                 # again and again); llama.cpp's repeat penalty breaks such loops.
                 extra_body={"repeat_penalty": 1.1},

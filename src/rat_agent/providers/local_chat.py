@@ -1,0 +1,236 @@
+"""The chat model for the bundled llama.cpp server, over its OpenAI-compatible endpoint.
+
+langchain-openai's ChatOpenAI speaks the same protocol, and this project used it for the
+local models until importing it (with the openai SDK's ~900 type modules) was measured at
+0.4 s of every command's ~2 s fixed cost (issue 15, benchmarks/startup.py). The server is
+ours, so the subset it needs is small: one request shape, usage with cached prompt tokens,
+streaming, and the server's JSON-schema enforcement through `extra_body`. Providers with
+keys still go through their own LangChain packages.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import ssl
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import httpx
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    convert_to_openai_messages,
+)
+from langchain_core.messages.ai import UsageMetadata
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from pydantic import Field, SecretStr
+
+
+class LocalServerError(Exception):
+    """An error status from the server; `status_code` is what the nodes classify by."""
+
+    def __init__(self, status_code: int, message: str) -> None:
+        super().__init__(f"HTTP {status_code}: {message}")
+        self.status_code = status_code
+
+
+class LocalChat(BaseChatModel):
+    """Chat completions from a llama.cpp server (`POST {base_url}/chat/completions`)."""
+
+    base_url: str = Field(description="the server's OpenAI-compatible root, ending in /v1")
+    api_key: SecretStr
+    model_name: str = Field(alias="model")
+    temperature: float = 0.0
+    max_tokens: int = 512
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+    timeout: float = 600.0
+    """A CPU prefill of a long prompt takes minutes; the server is on loopback."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "rat-local"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"model": self.model_name, "temperature": self.temperature}
+
+    # --- the request --------------------------------------------------------------------
+
+    def _body(
+        self, messages: list[BaseMessage], stop: list[str] | None, stream: bool, kwargs: Any
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.model_name,
+            "messages": convert_to_openai_messages(messages),
+            "temperature": self.temperature,
+            "max_completion_tokens": self.max_tokens,
+            **self.extra_body,
+        }
+        options = dict(kwargs)
+        body.update(options.pop("extra_body", None) or {})
+        body.update(options)  # e.g. response_format, as an OpenAI client would send it
+        if stop:
+            body["stop"] = stop
+        if stream:
+            body["stream"] = True
+            body["stream_options"] = {"include_usage": True}
+        return body
+
+    def _headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.api_key.get_secret_value()}"}
+
+    def _url(self) -> str:
+        return self.base_url.rstrip("/") + "/chat/completions"
+
+    # --- invoke -------------------------------------------------------------------------
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        with httpx.Client(timeout=self.timeout, verify=_tls()) as client:
+            response = client.post(
+                self._url(), json=self._body(messages, stop, False, kwargs), headers=self._headers()
+            )
+        return _result(_checked(response).json())
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        async with httpx.AsyncClient(timeout=self.timeout, verify=_tls()) as client:
+            response = await client.post(
+                self._url(), json=self._body(messages, stop, False, kwargs), headers=self._headers()
+            )
+        return _result(_checked(response).json())
+
+    # --- stream (LangGraph's "messages" mode, Studio) -------------------------------------
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        body = self._body(messages, stop, True, kwargs)
+        with (
+            httpx.Client(timeout=self.timeout, verify=_tls()) as client,
+            client.stream("POST", self._url(), json=body, headers=self._headers()) as response,
+        ):
+            if response.is_error:
+                response.read()
+                _checked(response)
+            for line in response.iter_lines():
+                chunk = _chunk(line)
+                if chunk is not None:
+                    if run_manager and chunk.text:
+                        run_manager.on_llm_new_token(chunk.text, chunk=chunk)
+                    yield chunk
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        body = self._body(messages, stop, True, kwargs)
+        async with (
+            httpx.AsyncClient(timeout=self.timeout, verify=_tls()) as client,
+            client.stream("POST", self._url(), json=body, headers=self._headers()) as response,
+        ):
+            if response.is_error:
+                await response.aread()
+                _checked(response)
+            async for line in response.aiter_lines():
+                chunk = _chunk(line)
+                if chunk is not None:
+                    if run_manager and chunk.text:
+                        await run_manager.on_llm_new_token(chunk.text, chunk=chunk)
+                    yield chunk
+
+
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """One TLS context for the clients made per call (an async client is bound to its event
+    loop): building a context is most of a new httpx client's ~25 ms."""
+    return ssl.create_default_context()
+
+
+# --- the reply ------------------------------------------------------------------------------
+
+
+def _checked(response: httpx.Response) -> httpx.Response:
+    if response.is_error:
+        try:
+            error = response.json().get("error", {})
+            message = error.get("message", "") if isinstance(error, dict) else str(error)
+        except (ValueError, AttributeError):
+            message = ""
+        raise LocalServerError(response.status_code, message or response.reason_phrase)
+    return response
+
+
+def _usage(usage: dict[str, Any] | None) -> UsageMetadata | None:
+    """OpenAI's usage, with llama.cpp's cached prompt tokens as `cache_read`."""
+    if not usage:
+        return None
+    prompt = int(usage.get("prompt_tokens", 0))
+    completion = int(usage.get("completion_tokens", 0))
+    cached = int((usage.get("prompt_tokens_details") or {}).get("cached_tokens", 0) or 0)
+    return UsageMetadata(
+        input_tokens=prompt,
+        output_tokens=completion,
+        total_tokens=prompt + completion,
+        input_token_details={"cache_read": cached},
+    )
+
+
+def _result(data: dict[str, Any]) -> ChatResult:
+    choice = data["choices"][0]
+    metadata = {"finish_reason": choice.get("finish_reason"), "model_name": data.get("model")}
+    message = AIMessage(
+        content=choice["message"].get("content") or "",
+        id=data.get("id"),
+        usage_metadata=_usage(data.get("usage")),
+        response_metadata=metadata,
+    )
+    return ChatResult(generations=[ChatGeneration(message=message, generation_info=metadata)])
+
+
+def _chunk(line: str) -> ChatGenerationChunk | None:
+    """One server-sent event line as a chunk; None for keep-alives, [DONE] and empty deltas."""
+    if not line.startswith("data:"):
+        return None
+    payload = line[5:].strip()
+    if payload == "[DONE]":
+        return None
+    data = json.loads(payload)
+    choices = data.get("choices") or []
+    text = ""
+    metadata: dict[str, Any] = {}
+    if choices:
+        text = (choices[0].get("delta") or {}).get("content") or ""
+        if choices[0].get("finish_reason"):
+            metadata = {
+                "finish_reason": choices[0]["finish_reason"],
+                "model_name": data.get("model"),
+            }
+    usage = _usage(data.get("usage"))
+    if not text and not metadata and usage is None:
+        return None
+    message = AIMessageChunk(
+        content=text, id=data.get("id"), usage_metadata=usage, response_metadata=metadata
+    )
+    return ChatGenerationChunk(message=message, generation_info=metadata or None)
