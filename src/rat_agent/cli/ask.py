@@ -99,6 +99,17 @@ def ask_command(args: argparse.Namespace) -> int:
 
 
 def _ask_with(args: argparse.Namespace, saver: Any) -> int:
+    from rat_agent.persistence import locks
+
+    question = (args.question or "").strip()
+    if not question and not args.thread:
+        raise ConfigError("the question is empty")
+    thread = args.thread or uuid.uuid4().hex[:12]
+    with locks.running(saver, thread):  # a second process on this thread would pay twice
+        return _run(args, saver, thread, question)
+
+
+def _run(args: argparse.Namespace, saver: Any, thread: str, question: str) -> int:
     from langgraph.types import Command
 
     from rat_agent.agent.graph import build_graph
@@ -107,11 +118,7 @@ def _ask_with(args: argparse.Namespace, saver: Any) -> int:
     from rat_agent.providers.stats import RunStats
     from rat_agent.retrieval import check_retriever
 
-    question = (args.question or "").strip()
-    if not question and not args.thread:
-        raise ConfigError("the question is empty")
     graph = build_graph(checkpointer=saver)
-    thread = args.thread or uuid.uuid4().hex[:12]
     global _in_flight
     _in_flight = thread
     config: RunnableConfig = {"configurable": {"thread_id": thread}}
