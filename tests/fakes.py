@@ -121,3 +121,17 @@ def make_model(temperature: float = 0.0) -> ScriptedModel:
     model = plan_model("STEP 1: one\nSTEP 2: two")
     model.metadata = {"temperature": temperature}
     return model
+
+
+def hanging_model(temperature: float = 0.0) -> ScriptedModel:
+    """A model by import path whose first call never ends by itself: it says so on stdout
+    and sleeps, like a long prefill on a worker thread (`fakes:hanging_model`)."""
+
+    def respond(kind: str, messages: list[BaseMessage]) -> str:
+        import time
+
+        print("CALL STARTED", flush=True)
+        time.sleep(600)
+        return "STEP 1: too late"
+
+    return ScriptedModel(respond=respond, calls=[])

@@ -331,3 +331,62 @@ def test_the_readmes_import_path_retriever_runs_as_written(tmp_path: Path) -> No
     )
     assert done.returncode == 0, done.stderr
     assert "Basalt — notes/basalt" in done.stdout
+
+
+def test_ctrl_c_exits_at_once_with_a_model_call_in_flight(tmp_path: Path) -> None:
+    """The interpreter would wait at shutdown for the worker thread still in its model call
+    (a prefill can take minutes); `rat` leaves at once with 130 and the resume hint."""
+    import os
+    import signal
+    import time
+
+    tests = str(Path(__file__).parents[1])
+    argv = ["ask", "How?", "--thread", "t-hang", "--model", "fakes:hanging_model"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rat_agent.cli", *argv, "--method", "direct"],
+        env={**os.environ, "PYTHONPATH": tests, "RAT_DATA_DIR": str(tmp_path / "data")},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # as from a terminal: a shell's background job starts with SIGINT ignored
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    while "CALL STARTED" not in proc.stdout.readline():
+        assert proc.poll() is None, proc.stderr.read()
+    proc.send_signal(signal.SIGINT)
+    started = time.monotonic()
+    try:
+        code = proc.wait(timeout=60)
+    finally:
+        proc.kill()
+    assert code == 130
+    assert time.monotonic() - started < 60
+    assert "resume with `rat ask --thread t-hang`" in proc.stderr.read()
+
+
+@pytest.mark.parametrize("delay", [0.4, 0.8])
+def test_ctrl_c_during_start_up_is_one_line(tmp_path: Path, delay: float) -> None:
+    """While `rat` is still importing LangGraph and LangChain: no traceback, exit 130."""
+    import os
+    import signal
+    import time
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rat_agent.cli", "ask", "How?", "--model", "fakes:hanging_model"],
+        env={
+            **os.environ,
+            "PYTHONPATH": str(Path(__file__).parents[1]),
+            "RAT_DATA_DIR": str(tmp_path),
+        },
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert err.strip().splitlines()[-1].startswith("interrupted")
+    assert "Traceback" not in err

@@ -1,5 +1,58 @@
-"""The `rat` command: one module per subcommand group, wired in `app`."""
+"""The `rat` command: one module per subcommand group, wired in `app`.
 
-from rat_agent.cli.app import main
+This module stays light: the `rat` script imports it before anything else, and `run`
+puts the Ctrl+C handler in place before the heavy imports start.
+"""
 
-__all__ = ["main"]
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from types import FrameType
+from typing import NoReturn
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run `rat ARGV`; the exit code (for embedding and tests: never exits the process)."""
+    from rat_agent.cli.app import main as app_main
+
+    return app_main(argv)
+
+
+def interrupted_message() -> str:
+    """What Ctrl+C prints: the thread to resume, when a run was in flight."""
+    ask = sys.modules.get("rat_agent.cli.ask")  # never imported here: see _leave
+    thread = ask.thread_in_flight() if ask is not None else None
+    if thread:
+        return f"interrupted: finished steps are saved; resume with `rat ask --thread {thread}`"
+    return "interrupted"
+
+
+def _leave(signum: int, frame: FrameType | None) -> None:
+    """Ctrl+C in the `rat` script: leave now, with 130.
+
+    Letting KeyboardInterrupt unwind is not prompt: LangGraph's executor waits on its way out
+    for the node still running on a worker thread, and a model call (a CPU prefill) can take
+    minutes. Leaving at once loses nothing a kill would not: every finished node's checkpoint
+    is committed, and SQLite rolls back a write cut short. Runs in the main thread between
+    bytecodes, so it imports nothing and writes with os.write.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError, RuntimeError):  # closed; mid-write
+            stream.flush()
+    text = "".join(c for c in interrupted_message() if c.isprintable())  # a thread id's ESC
+    os.write(2, (text + "\n").encode())
+    os._exit(130)
+
+
+def run() -> NoReturn:
+    """The `rat` script."""
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not if ignored
+        signal.signal(signal.SIGINT, _leave)
+    sys.exit(main())
+
+
+__all__ = ["interrupted_message", "main", "run"]

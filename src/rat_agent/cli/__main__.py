@@ -1,5 +1,5 @@
 """`python -m rat_agent.cli`."""
 
-from rat_agent.cli.app import main
+from rat_agent.cli import run
 
-raise SystemExit(main())
+run()

@@ -18,7 +18,7 @@ from typing import NoReturn
 from rich.console import Console
 
 from rat_agent.cli.ask import add_command as add_ask
-from rat_agent.cli.ask import ask_command, thread_in_flight
+from rat_agent.cli.ask import ask_command
 from rat_agent.cli.eval import add_command as add_eval
 from rat_agent.cli.eval import eval_command
 from rat_agent.cli.ingest import add_commands as add_ingest
@@ -94,14 +94,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 141  # 128 + SIGPIPE
     except RatError as exc:
         return _fail(err, exc, str(exc), exc.exit_code)
-    except KeyboardInterrupt:
-        thread = thread_in_flight()
-        err.print(
-            "interrupted: finished steps are saved; resume with `rat ask --thread "
-            f"{escape(thread)}`"
-            if thread
-            else "interrupted"
-        )
+    except KeyboardInterrupt:  # in-process callers; the `rat` script leaves in its handler
+        from rat_agent.cli import interrupted_message
+
+        err.print(escape(interrupted_message()))
         return 130
     except Exception as exc:  # never a traceback for users; RAT_DEBUG=1 shows one
         return _fail(err, exc, f"{type(exc).__name__}: {exc}", 1)
