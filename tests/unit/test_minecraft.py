@@ -286,6 +286,24 @@ def test_an_incomplete_index_is_rebuilt(fresh_cache: Path, small_pages: list[Pag
     assert _reopen(small_pages).built
 
 
+def test_a_damaged_index_is_rebuilt(fresh_cache: Path, small_pages: list[Page]) -> None:
+    """A storage file overwritten in the middle (a disk that filled up): derived data, so
+    the next open builds it again instead of failing every search."""
+    first = get_index(small_pages)
+    assert first.path is not None
+    close_indexes()
+    _damage(first.path / "collection" / minecraft.COLLECTION / "storage.sqlite")
+    again = get_index(small_pages)
+    assert again.built
+    assert ids(again.search("how do I obtain Torch", 1)) == ["torch"]
+
+
+def _damage(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[4096:] = b"\xab" * (len(data) - 4096)
+    path.write_bytes(data)
+
+
 def test_a_failed_build_leaves_nothing_behind(
     fresh_cache: Path, small_pages: list[Page], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -102,6 +102,9 @@ def collections_command(args: argparse.Namespace) -> int:
             f"[dim]no collections at {escape(location())}: create one with `rat ingest PATH`[/dim]"
         )
     for info in infos:
+        if info.damaged:
+            out.print(f"{escape(info.name)}  [red]damaged[/red]: {escape(info.damaged)}")
+            continue
         note = "" if info.ours else "  [dim](not made by rat ingest: not searchable)[/dim]"
         out.print(f"{escape(info.name)}  {info.points} chunks{note}")
     return 0

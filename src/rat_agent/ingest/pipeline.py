@@ -23,6 +23,7 @@ from rat_agent.retrieval.qdrant.client import (
     check_collection,
     collection_metadata,
     locked_client,
+    refuse_damaged,
 )
 from rat_agent.retrieval.settings import check_collection_name
 from rat_agent.retrieval.web import fetch, passages
@@ -351,6 +352,7 @@ def _up_to_date(doc: Loaded, have: dict[str, dict[str, object]]) -> bool:
 
 def _ensure_collection(client: QdrantClient, collection: str) -> None:
     if not client.collection_exists(collection):
+        refuse_damaged(collection)
         hybrid.create_collection(client, collection, metadata=collection_metadata())
     check_collection(client, collection)
 

@@ -23,7 +23,13 @@ from rat_agent.errors import ConfigError, RetrievalError
 from rat_agent.memory.thought import Origin, Thought, as_document, thought_id
 from rat_agent.providers.embeddings import get_embeddings
 from rat_agent.retrieval.qdrant import hybrid
-from rat_agent.retrieval.qdrant.client import MADE_BY, collection_metadata, locked_client
+from rat_agent.retrieval.qdrant.client import (
+    MADE_BY,
+    collection_metadata,
+    damage,
+    delete_collection,
+    locked_client,
+)
 from rat_agent.retrieval.settings import check_collection_name
 
 _WHAT = "the thought memory"  # how Qdrant errors name it
@@ -46,6 +52,8 @@ class Memory:
         """True when the collection holds thoughts; ConfigError when it holds something else."""
         with locked_client(_WHAT) as client:
             if not client.collection_exists(self.collection):
+                if why := damage(self.collection):  # set aside: see qdrant/damaged.py
+                    raise RetrievalError(why)
                 return False
             metadata = client.get_collection(self.collection).config.metadata or {}
         if metadata.get("made_by") != MADE_BY or metadata.get("kind") != KIND:
@@ -192,7 +200,10 @@ class Memory:
         return found
 
     def clear(self) -> int:
-        """Delete the whole memory; returns how many thoughts it held."""
+        """Delete the whole memory; returns how many thoughts it held (0 if damaged)."""
+        if damage(self.collection):
+            delete_collection(self.collection)
+            return 0
         held = self.count()
         if self.exists():
             with locked_client(_WHAT) as client:

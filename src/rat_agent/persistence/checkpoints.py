@@ -148,9 +148,27 @@ def sqlite_saver(path: Path | None = None) -> SqliteSaver:
         conn.execute("PRAGMA journal_mode=WAL")  # a reader (`rat show`) never blocks a run
         saver = SqliteSaver(conn)
         saver.setup()
-    except sqlite3.Error as exc:
+    except sqlite3.DatabaseError as exc:
+        if _is_damage(exc):
+            raise damaged_file(path or default_db(), exc) from exc
         raise ConfigError(f"cannot open checkpoint file {path or default_db()}: {exc}") from exc
     return saver
+
+
+def _is_damage(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return isinstance(exc, sqlite3.DatabaseError) and (
+        "malformed" in text or "not a database" in text
+    )
+
+
+def damaged_file(path: Path, exc: BaseException) -> ConfigError:
+    """A damaged checkpoint file: what it is, and the two ways out."""
+    return ConfigError(
+        f"the checkpoint file {path} is damaged ({exc}): move it aside to start with no "
+        f"saved runs (`mv {path} {path}.damaged`); `sqlite3 {path} .recover` can salvage "
+        "what is left of it"
+    )
 
 
 def postgres_saver(url: str) -> PostgresSaver:
@@ -188,9 +206,14 @@ def checkpointer(url: str | None = None) -> Iterator[BaseCheckpointSaver[str]]:
     """The saver `url` (default: `checkpoint_url()`) names; its connection closes on exit."""
     store, location = parse_url(url or checkpoint_url())
     if store == "sqlite":
-        lite = sqlite_saver(_sqlite_file(location))
+        path = _sqlite_file(location)
+        lite = sqlite_saver(path)
         try:
             yield lite
+        except sqlite3.DatabaseError as exc:  # damage found past the first page
+            if _is_damage(exc):
+                raise damaged_file(path, exc) from exc
+            raise
         finally:
             lite.conn.close()
     else:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import atexit
 import hashlib
 import json
+import logging
 import os
 import shutil
 import threading
@@ -37,6 +38,8 @@ from rat_agent.retrieval.qdrant.hybrid import SearchMode
 from rat_agent.timing import once_cost
 
 COLLECTION = "minecraft"
+log = logging.getLogger(__name__)
+
 # Bump when the way pages become vectors changes (sparse encoder, payload layout).
 INDEX_VERSION = "1"
 _FINGERPRINT_FILE = "fingerprint.json"
@@ -165,9 +168,10 @@ def _open(root: Path, fingerprint: str, pages: Sequence[Page]) -> MinecraftIndex
         _remove_stale(root, keep=folder)
     try:
         client = QdrantClient(path=str(folder), force_disable_check_same_thread=True)
-    except RuntimeError as exc:
-        if "already accessed" not in str(exc):
-            raise RetrievalError(f"cannot open the Minecraft index at {folder}: {exc}") from exc
+    except Exception as exc:
+        if not (isinstance(exc, RuntimeError) and "already accessed" in str(exc)):
+            client, built, seconds = _rebuild(root, folder, fingerprint, pages, exc)
+            return MinecraftIndex(client, folder, fingerprint, built, seconds, threading.Lock())
         # Another process (a second CLI run, `langgraph dev` beside a benchmark) holds the
         # folder lock and embedded Qdrant has no shared mode. Load the same vectors into a
         # private in-memory copy: ~1 s for a thousand pages, identical results.
@@ -175,6 +179,22 @@ def _open(root: Path, fingerprint: str, pages: Sequence[Page]) -> MinecraftIndex
         _fill(client, pages, np.load(folder / _VECTORS_FILE))
         return MinecraftIndex(client, None, fingerprint, built, seconds, threading.Lock())
     return MinecraftIndex(client, folder, fingerprint, built, seconds, threading.Lock())
+
+
+def _rebuild(
+    root: Path, folder: Path, fingerprint: str, pages: Sequence[Page], exc: Exception
+) -> tuple[QdrantClient, bool, float]:
+    """A damaged index (a disk that filled up, a copy cut short) is derived data: build it
+    again rather than fail every run that searches it."""
+    log.warning("the Minecraft index at %s is damaged (%s): rebuilding it", folder, exc)
+    started = time.perf_counter()
+    shutil.rmtree(folder, ignore_errors=True)
+    _build(root, folder, fingerprint, pages)
+    try:
+        client = QdrantClient(path=str(folder), force_disable_check_same_thread=True)
+    except Exception as again:
+        raise RetrievalError(f"cannot open the Minecraft index at {folder}: {again}") from again
+    return client, True, time.perf_counter() - started
 
 
 def _complete(folder: Path, fingerprint: str) -> bool:

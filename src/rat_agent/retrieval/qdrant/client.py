@@ -20,6 +20,7 @@ from qdrant_client import QdrantClient
 from rat_agent.errors import ConfigError, RatError, RetrievalError
 from rat_agent.paths import data_dir
 from rat_agent.providers.embeddings import embedding_model_id
+from rat_agent.retrieval.qdrant import damaged
 from rat_agent.retrieval.settings import check_collection_name
 from rat_agent.text import shorten
 from rat_agent.timing import once_cost
@@ -60,6 +61,22 @@ def _open(where: str) -> QdrantClient:
             raise ConfigError(f"QDRANT_URL={where!r} is not usable: {exc}") from exc
     Path(where).mkdir(parents=True, exist_ok=True)
     try:
+        return _open_folder(where)
+    except RetrievalError:
+        raise
+    except Exception as exc:
+        if not damaged.set_aside(Path(where)):  # nothing damaged: some other failure
+            raise RetrievalError(f"cannot open the Qdrant folder {where}: {exc}") from exc
+    try:
+        return _open_folder(where)  # without the collections set aside
+    except RetrievalError:
+        raise
+    except Exception as exc:
+        raise RetrievalError(f"cannot open the Qdrant folder {where}: {exc}") from exc
+
+
+def _open_folder(where: str) -> QdrantClient:
+    try:
         return QdrantClient(path=where, force_disable_check_same_thread=True)
     except RuntimeError as exc:
         if "already accessed" in str(exc):
@@ -67,7 +84,20 @@ def _open(where: str) -> QdrantClient:
                 f"the Qdrant folder {where} is in use by another rat process; wait for it, "
                 "or share a Qdrant server between processes with QDRANT_URL"
             ) from None
-        raise RetrievalError(f"cannot open the Qdrant folder {where}: {exc}") from exc
+        raise
+
+
+def damage(name: str) -> str:
+    """Why the embedded store's collection `name` is unusable ("" when it is not)."""
+    if os.environ.get("QDRANT_URL"):
+        return ""
+    return damaged.problem(Path(location()), name)
+
+
+def refuse_damaged(name: str) -> None:
+    """Before creating `name`: a damaged collection's files still sit where it would go."""
+    if why := damage(name):
+        raise RetrievalError(why)
 
 
 def close_clients() -> None:
@@ -90,6 +120,7 @@ class CollectionInfo:
     name: str
     points: int
     ours: bool  # made by `rat ingest` with the embedder this install uses
+    damaged: str = ""  # why it is unusable (set aside: see damaged.py)
 
 
 @contextmanager
@@ -124,15 +155,20 @@ def list_collections() -> list[CollectionInfo]:
                 metadata.get("embedding") == embedding_model_id()
             )
             infos.append(CollectionInfo(item.name, info.points_count or 0, ours))
+    if not os.environ.get("QDRANT_URL"):
+        for name in damaged.recorded(Path(location())):
+            infos.append(CollectionInfo(name, 0, True, damage(name)))
     return sorted(infos, key=lambda c: c.name)
 
 
 def delete_collection(name: str) -> None:
     check_collection_name(name)
-    with locked_client() as client:
+    with locked_client() as client:  # holding the folder: a damaged one is ours to delete
         exists = client.collection_exists(name)
         if exists:
             client.delete_collection(name)
+        elif not os.environ.get("QDRANT_URL"):
+            exists = damaged.forget(Path(location()), name)
     if not exists:
         raise ConfigError(f"there is no collection {name!r} at {location()}")
 
@@ -142,6 +178,7 @@ def check_collection(client: QdrantClient, name: str) -> None:
     The caller holds the client's lock."""
     with qdrant_errors():
         if not client.collection_exists(name):
+            refuse_damaged(name)
             names = [c.name for c in client.get_collections().collections]
             known = f" (there are: {', '.join(sorted(names))})" if names else ""
             raise ConfigError(
