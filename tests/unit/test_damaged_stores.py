@@ -132,3 +132,15 @@ def test_a_damaged_checkpoint_file_says_how_to_recover(
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
     assert f"the checkpoint file {db} is damaged" in err and f"mv {db} {db}.damaged" in err
+
+
+def test_no_insecure_key_warning_for_a_server_on_loopback(
+    monkeypatch: pytest.MonkeyPatch, recwarn: pytest.WarningsRecorder
+) -> None:
+    """Plain HTTP to 127.0.0.1 never leaves the machine (nothing listens on port 9)."""
+    monkeypatch.setenv("QDRANT_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("QDRANT_API_KEY", "k")
+    qdrant._open("http://127.0.0.1:9").close()
+    assert not [w for w in recwarn if "insecure" in str(w.message)]
+    assert qdrant._loopback("http://localhost:6333") and qdrant._loopback("http://[::1]:6333")
+    assert not qdrant._loopback("http://qdrant.example:6333")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 from collections import Counter
@@ -219,8 +220,13 @@ def test_the_cli_ingests_lists_asks_and_deletes(
     docs: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert cli.main(["ingest", str(docs), "--collection", "kb"]) == 0
-    out = capsys.readouterr().out
-    assert "5 sources in collection 'kb'" in out and "chunks added" in out
+    captured = capsys.readouterr()
+    assert "5 sources in collection 'kb'" in captured.out and "chunks added" in captured.out
+    # stderr is not a terminal here: progress comes as lines, each stage's start and end
+    lines = captured.err.splitlines()
+    assert "reading 0/5" in lines and "cutting 5/5" in lines
+    assert any(line.startswith("embedding ") for line in lines)
+    assert len(lines) == len(set(lines))
     assert cli.main(["collections"]) == 0
     assert "kb  " in capsys.readouterr().out
 
@@ -345,3 +351,87 @@ def test_one_bad_input_is_skipped_and_the_rest_ingested(
     assert len(reasons) == 2, reasons
     assert "InvalidURL" in reasons[httpserver.url_for("/moved")]  # escaped fetch before
     assert any("UnicodeEncodeError" in why for why in reasons.values())
+
+
+def test_fifos_and_devices_are_named_as_such(tmp_path: Path) -> None:
+    """Reading a FIFO or /dev/zero would never end; they are not "missing" either."""
+    import os
+
+    fifo = tmp_path / "pipe.txt"
+    os.mkfifo(fifo)
+    found, failed = pipeline.discover([str(fifo), "/dev/zero", str(tmp_path / "none.md")])
+    assert found == []
+    assert dict(failed) == {
+        str(fifo): "not a regular file (a FIFO, a device or a socket)",
+        "/dev/zero": "not a regular file (a FIFO, a device or a socket)",
+        str(tmp_path / "none.md"): "no such file or folder",
+    }
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-32", "utf-8-sig"])
+def test_wide_unicode_text_is_read_not_refused_as_binary(tmp_path: Path, encoding: str) -> None:
+    import codecs
+
+    boms = {"utf-16-be": codecs.BOM_UTF16_BE}
+    path = tmp_path / "notes.txt"
+    path.write_bytes(boms.get(encoding, b"") + "Basalt forms when lava cools. ✓".encode(encoding))
+    assert pipeline.load(str(path)).text == "Basalt forms when lava cools. ✓"
+
+
+def test_a_declared_utf16_charset_is_read(httpserver: HTTPServer) -> None:
+    httpserver.expect_request("/notes").respond_with_data(
+        "Basalt forms when lava cools.".encode("utf-16-le"),
+        content_type="text/plain; charset=UTF-16LE",
+    )
+    loaded = pipeline.load(httpserver.url_for("/notes"), allow_private=True)
+    assert loaded.text == "Basalt forms when lava cools."
+
+
+def test_a_page_cut_at_the_size_cap_is_ingested_with_a_note(
+    httpserver: HTTPServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rat_agent.retrieval.web import fetch
+
+    line = "Basalt forms when lava cools quickly.\n"
+    httpserver.expect_request("/big").respond_with_data(line * (fetch.MAX_BYTES // len(line) + 10))
+    url = httpserver.url_for("/big")
+    loaded = pipeline.load(url, allow_private=True)
+    assert len(loaded.text) == fetch.MAX_BYTES
+    note = f"cut at {fetch.MAX_BYTES:,} bytes: the rest of it is not ingested"
+    assert loaded.note == note
+
+    # ... and ingest reports it (a short stand-in: embedding 5 MB takes minutes here)
+    short = pipeline.Loaded(url, "big", line, "text", note)
+    monkeypatch.setattr(pipeline, "load", lambda item, allow_private=None: short)
+    report = pipeline.ingest([url], collection="big")
+    assert report.sources == 1 and not report.failed
+    assert report.notes == [(url, note)]
+
+
+def test_a_skipped_url_is_named_once(httpserver: HTTPServer) -> None:
+    httpserver.expect_request("/gone").respond_with_data("no", status=404)
+    url = httpserver.url_for("/gone")
+    with pytest.raises(pipeline.SkipError) as info:
+        pipeline.load(url, allow_private=True)
+    assert str(info.value) == "HTTP 404"
+
+
+def test_a_large_file_is_announced_before_it_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(pipeline, "LARGE_FILE_BYTES", 1000)
+    path = tmp_path / "big.txt"
+    path.write_text("Basalt forms when lava cools quickly. " * 100)
+    with caplog.at_level("WARNING"):
+        pipeline.load(str(path))
+    assert f"{path} is 0 MB (about 4 chunks to embed): this takes a while" in caplog.text
+
+
+def test_a_damaged_pdf_is_one_skip_without_pypdfs_warnings(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "cut.pdf"
+    path.write_bytes(make_pdf("Quarterly revenue")[:-60])  # the end of the file is missing
+    with caplog.at_level("WARNING"), contextlib.suppress(pipeline.SkipError):
+        pipeline.load(str(path))
+    assert not [r for r in caplog.records if r.name.startswith("pypdf")]

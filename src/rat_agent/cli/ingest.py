@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import time
 from typing import Any
 
+from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from rat_agent.agent.context import Context
@@ -45,6 +47,26 @@ def add_commands(sub: Any) -> None:
     delete.add_argument("name")
 
 
+class _PlainProgress:
+    """Progress as lines, for a stderr that is not a terminal: each stage's start and end,
+    and between them a line every PLAIN_EVERY_S seconds."""
+
+    PLAIN_EVERY_S = 10.0
+
+    def __init__(self, err: Console) -> None:
+        self.err = err
+        self.shown: tuple[str, int] = ("", -1)
+        self.last = 0.0
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        new_stage = stage != self.shown[0]
+        due = new_stage or done >= total or now - self.last >= self.PLAIN_EVERY_S
+        if total and (stage, done) != self.shown and due:
+            self.err.print(f"{stage} {done}/{total}", highlight=False)
+            self.shown, self.last = (stage, done), now
+
+
 def ingest_command(args: argparse.Namespace) -> int:
     from rat_agent.ingest.pipeline import ingest
     from rat_agent.retrieval.qdrant.client import location
@@ -57,10 +79,14 @@ def ingest_command(args: argparse.Namespace) -> int:
         MofNCompleteColumn(),
         TimeRemainingColumn(),
     )
-    with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as bar:
+    plain = _PlainProgress(err) if not err.is_terminal else None
+    with Progress(*columns, console=err, transient=True, disable=plain is not None) as bar:
         tasks: dict[str, Any] = {}
 
         def progress(stage: str, done: int, total: int) -> None:
+            if plain is not None:  # a log or a pipe: a line now and then, not a bar
+                plain(stage, done, total)
+                return
             if stage not in tasks:
                 tasks[stage] = bar.add_task(stage, total=total)
             bar.update(tasks[stage], completed=done, total=total)
@@ -79,6 +105,8 @@ def ingest_command(args: argparse.Namespace) -> int:
             return 130
     for item, reason in report.failed:
         err.print(f"[yellow]skipped[/yellow] {escape(item)}: {escape(reason)}")
+    for item, note in report.notes:
+        err.print(f"[yellow]note[/yellow] {escape(item)}: {escape(note)}")
     out.print(
         f"{report.sources} sources in collection {escape(report.collection)!r} "
         f"({escape(location())}): {report.added} chunks added, {report.kept} kept, "

@@ -8,7 +8,10 @@ next run finishes the job.
 
 from __future__ import annotations
 
+import codecs
+import dataclasses
 import hashlib
+import logging
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +31,8 @@ from rat_agent.retrieval.qdrant.client import (
 from rat_agent.retrieval.settings import check_collection_name
 from rat_agent.retrieval.web import fetch, passages
 
+log = logging.getLogger(__name__)
+
 # The paper cuts pages into chunks of up to 2,000 tokens for text-embedding-ada-002, which
 # reads 8k tokens. MiniLM reads only the first 256 word pieces of a text, so a larger chunk
 # would be searched by its opening alone: chunks are 256 tokens, overlapping by 32 so a
@@ -35,6 +40,8 @@ from rat_agent.retrieval.web import fetch, passages
 CHUNK_TOKENS = 256
 OVERLAP_TOKENS = 32
 BATCH = 64  # texts per embedding call: the embedder's own batch size
+LARGE_FILE_BYTES = 10_000_000  # a file above this gets a warning before it is read
+CHARS_PER_CHUNK = (CHUNK_TOKENS - OVERLAP_TOKENS) * passages.CHARS_PER_TOKEN
 AVERAGE_WORDS = 150.0  # BM25's mean length, fixed: a growing collection has no stable mean
 _NAMESPACE = uuid.UUID("6f1c0a52-33a4-4c35-9a53-5d6c1b4b7a10")
 _SKIP_DIRS = {
@@ -113,6 +120,7 @@ class Loaded:
     title: str
     text: str
     kind: str  # "markdown", "html", "pdf", "text" or a language of code
+    note: str = ""  # ingested, but the user should know (a page cut at the size cap)
 
 
 @dataclass
@@ -124,6 +132,7 @@ class Report:
     kept: int = 0  # chunks of changed sources whose text did not change
     removed: int = 0  # chunks of earlier versions deleted
     failed: list[tuple[str, str]] = field(default_factory=list)
+    notes: list[tuple[str, str]] = field(default_factory=list)
 
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
@@ -158,6 +167,8 @@ def discover(
             found.extend(str(p) for p in _walk(path, failed, follow_links, set()))
         elif path.is_file():
             found.append(str(path.resolve()))
+        elif path.exists():  # reading a FIFO or /dev/zero would never end
+            failed.append((item, "not a regular file (a FIFO, a device or a socket)"))
         else:
             failed.append((item, "no such file or folder"))
     return list(dict.fromkeys(found)), failed
@@ -209,6 +220,14 @@ def load(item: str, *, allow_private: fetch.Allow | None = None) -> Loaded:
     path = Path(item)
     kind = _kind(path.suffix.lower()) or "text"
     try:
+        size = path.stat().st_size
+        if size > LARGE_FILE_BYTES:  # said now: reading and embedding it takes a while
+            log.warning(
+                "%s is %.0f MB (about %s chunks to embed): this takes a while",
+                path,
+                size / 1e6,
+                f"{size // (CHARS_PER_CHUNK):,}",
+            )
         data = path.read_bytes()
     except OSError as exc:
         raise SkipError(f"cannot read: {exc.strerror or exc}") from None
@@ -220,8 +239,8 @@ def _load_url(url: str, allow_private: fetch.Allow | None) -> Loaded:
         page = fetch.fetch(
             url, allow_private=allow_private, accept=(*fetch.TEXT_TYPES, "application/pdf")
         )
-    except fetch.FetchError as exc:
-        raise SkipError(str(exc)) from None
+    except fetch.FetchError as exc:  # its message starts with the URL, which is shown anyway
+        raise SkipError(str(exc).removeprefix(f"{url}: ")) from None
     kind = {
         "text/html": "html",
         "application/xhtml+xml": "html",
@@ -231,16 +250,24 @@ def _load_url(url: str, allow_private: fetch.Allow | None) -> Loaded:
     if kind == "pdf" and page.truncated:
         raise SkipError(f"larger than {fetch.MAX_BYTES:,} bytes")  # a cut PDF does not parse
     name = page.url.rstrip("/").rsplit("/", 1)[-1] or page.url
-    return _parse(page.url, name, page.content, kind, charset=page.charset)
+    loaded = _parse(page.url, name, page.content, kind, charset=page.charset)
+    if page.truncated:
+        note = f"cut at {fetch.MAX_BYTES:,} bytes: the rest of it is not ingested"
+        return dataclasses.replace(loaded, note=note)
+    return loaded
 
 
 def _parse(source: str, name: str, data: bytes, kind: str, charset: str | None) -> Loaded:
     if kind == "pdf":
         title, text = _pdf_text(data)
     else:
-        if b"\x00" in data[:8192]:
+        wide = _wide_encoding(data, charset)
+        if wide is None and b"\x00" in data[:8192]:
             raise SkipError("binary content, not text")
-        raw = data.decode(charset or "utf-8", errors="replace")
+        codec = wide or charset or "utf-8"
+        if codec.lower().replace("_", "-") in ("utf-8", "utf8"):
+            codec = "utf-8-sig"  # a byte order mark is not text
+        raw = data.decode(codec, errors="replace")
         title, text = "", raw
         if kind == "html":
             title, text = passages.html_to_text(raw)
@@ -253,12 +280,25 @@ def _parse(source: str, name: str, data: bytes, kind: str, charset: str | None) 
     return Loaded(source, title or name, text, kind)
 
 
+def _wide_encoding(data: bytes, charset: str | None) -> str | None:
+    """UTF-16 or UTF-32, by byte order mark or declared charset: text full of NUL bytes
+    that is not binary."""
+    if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
+        return "utf-32"
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16"
+    declared = (charset or "").lower().replace("_", "-")
+    return declared if declared.startswith(("utf-16", "utf-32")) else None
+
+
 def _pdf_text(data: bytes) -> tuple[str, str]:
     import io
 
     from pypdf import PdfReader
     from pypdf.errors import PdfReadError
 
+    # pypdf logs each oddity of a damaged PDF as a warning: the skip line says enough.
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
     try:
         reader = PdfReader(io.BytesIO(data))
         title = str(reader.metadata.get("/Title") or "") if reader.metadata else ""
@@ -392,6 +432,8 @@ def ingest(
             progress("reading", done, len(sources))
         try:
             docs.append(load(item, allow_private=allow_private))
+            if docs[-1].note:
+                report.notes.append((item, docs[-1].note))
         except SkipError as exc:
             report.failed.append((item, str(exc)))
         except Exception as exc:  # one bad input (a PDF bomb, a codec) must not end the rest

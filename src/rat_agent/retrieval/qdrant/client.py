@@ -8,12 +8,15 @@ one process at a time open its folder, so clients are shared process-wide.
 from __future__ import annotations
 
 import atexit
+import ipaddress
 import os
 import threading
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from qdrant_client import QdrantClient
 
@@ -54,9 +57,12 @@ def get_client() -> tuple[QdrantClient, threading.Lock]:
 def _open(where: str) -> QdrantClient:
     if os.environ.get("QDRANT_URL"):
         try:
-            return QdrantClient(
-                url=where, api_key=os.environ.get("QDRANT_API_KEY") or None, timeout=30
-            )
+            with warnings.catch_warnings():
+                if _loopback(where):  # plain HTTP to this machine never leaves it
+                    warnings.filterwarnings("ignore", "Api key is used with an insecure")
+                return QdrantClient(
+                    url=where, api_key=os.environ.get("QDRANT_API_KEY") or None, timeout=30
+                )
         except Exception as exc:
             raise ConfigError(f"QDRANT_URL={where!r} is not usable: {exc}") from exc
     Path(where).mkdir(parents=True, exist_ok=True)
@@ -73,6 +79,16 @@ def _open(where: str) -> QdrantClient:
         raise
     except Exception as exc:
         raise RetrievalError(f"cannot open the Qdrant folder {where}: {exc}") from exc
+
+
+def _loopback(url: str) -> bool:
+    host = urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _open_folder(where: str) -> QdrantClient:
