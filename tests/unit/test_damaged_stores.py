@@ -144,3 +144,26 @@ def test_no_insecure_key_warning_for_a_server_on_loopback(
     assert not [w for w in recwarn if "insecure" in str(w.message)]
     assert qdrant._loopback("http://localhost:6333") and qdrant._loopback("http://[::1]:6333")
     assert not qdrant._loopback("http://qdrant.example:6333")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["collections"],
+        ["collections", "delete", "kb"],
+        ["memory", "list"],
+        ["ask", "q", "--retriever", "qdrant", "--collection", "kb", "--method", "rag"],
+    ],
+)
+def test_an_unreachable_qdrant_server_is_one_line_exit_4(
+    fresh_data: None,
+    argv: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("QDRANT_URL", "http://127.0.0.1:9")  # nothing listens on port 9
+    qdrant.close_clients()
+    assert cli.main(argv) == 4
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert "at http://127.0.0.1:9 did not answer" in err and "Connection refused" in err
