@@ -1,11 +1,13 @@
-"""Concurrent runs on `langgraph dev`: throughput, latency, and no run seeing another's data.
+"""Concurrent runs on `langgraph dev` and on Aegra with 1, 2 and 4 workers (`make serve`):
+throughput, latency, and no run seeing another's data.
 
-Starts the server on this repository's langgraph.json (as tests/test_server.py does), then
-sends N different questions at once, each on its own thread, with a fake model whose draft
-repeats the question, so every step shows which run it came from. Timings are the
-server's own overhead (queue, graph, checkpoints, streaming), not a model's.
+Starts each server on this repository's langgraph.json (as the tests do), then sends N
+different questions at once, each on its own thread (spread over the workers in turn),
+with a fake model whose draft repeats the question, so every step shows which run it came
+from. Timings are the servers' own overhead (queue, graph, checkpoints, streaming), not a
+model's.
 
-    .venv/bin/python benchmarks/load.py [--runs 20] [--jobs 1 10] [--out FILE]
+    .venv/bin/python benchmarks/load.py [--runs 20] [--jobs 1 10] [--workers 1 2 4] [--out FILE]
 """
 
 from __future__ import annotations
@@ -15,9 +17,13 @@ import asyncio
 import math
 import os
 import platform
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from functools import partial
 from importlib.metadata import version
 from pathlib import Path
 
@@ -28,8 +34,10 @@ from server_fakes import (  # noqa: E402  (tests/ is put on the path just above)
     MODEL,
     SLOW_CALL_S,
     dev_server,
+    free_port,
     mixed_runs,
     run_load,
+    server_env,
 )
 
 SLOW_MODEL = "server_fakes:slow_question_model"
@@ -42,11 +50,41 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
 
 
-def measure(runs: int, jobs: int, model: str) -> dict[str, float]:
+@contextmanager
+def aegra(workers: int) -> Iterator[list[str]]:
+    """`scripts/serve.sh start N` in a fresh folder: PostgreSQL, Redis and N workers."""
+    with tempfile.TemporaryDirectory(prefix="rat-load-") as tmp:
+        folder = Path(tmp)
+        folder.chmod(0o755)  # the PostgreSQL user must reach it
+        env = {
+            **server_env(folder),
+            "RAT_SERVE_DIR": str(folder / "serve"),
+            "RAT_SERVE_PORT": str(free_port()),
+        }
+        script = ["bash", str(ROOT / "scripts" / "serve.sh")]
+        try:
+            started = subprocess.run(
+                [*script, "start", str(workers)], env=env, capture_output=True, text=True
+            )
+            if started.returncode != 0:
+                raise SystemExit(f"serve.sh start failed: {started.stderr[-2000:]}")
+            yield started.stdout.split()
+        finally:
+            subprocess.run([*script, "stop"], env=env, capture_output=True, check=False)
+
+
+@contextmanager
+def langgraph_dev(jobs: int) -> Iterator[list[str]]:
     with tempfile.TemporaryDirectory() as tmp, dev_server(Path(tmp), jobs=jobs) as server:
-        asyncio.run(run_load(server.url, 1, model))  # imports and caches, not measured
-        alone, _ = asyncio.run(run_load(server.url, 1, model))
-        results, wall = asyncio.run(run_load(server.url, runs, model))
+        yield [server.url]
+
+
+def measure(urls: list[str], runs: int, model: str) -> dict[str, float]:
+    # Not measured: a whole load first, so every process that may execute a run (any
+    # worker takes runs from the shared queue) has imported the graph and warmed its caches.
+    asyncio.run(run_load(urls, runs, model))
+    alone, _ = asyncio.run(run_load(urls[0], 1, model))
+    results, wall = asyncio.run(run_load(urls, runs, model))
     problems = mixed_runs(results)
     if problems or len(results) != runs:
         raise SystemExit("runs mixed or missing:\n" + "\n".join(problems))
@@ -70,53 +108,70 @@ def main() -> None:
         type=int,
         nargs="+",
         default=[1, 10],
-        help="--n-jobs-per-worker values to compare (default 1 10)",
+        help="langgraph dev's --n-jobs-per-worker values to compare (default 1 10)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        nargs="+",
+        default=[1, 2, 4],
+        help="Aegra worker counts to compare (default 1 2 4)",
     )
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/load.md")
     args = parser.parse_args()
 
     models = [("instant", MODEL), (f"{SLOW_CALL_S * 1000:.0f} ms per call", SLOW_MODEL)]
-    rows = []
+    setups: list[tuple[str, Callable[[], AbstractContextManager[list[str]]]]] = []
     for jobs in args.jobs:
-        for label, model in models:
-            m = measure(args.runs, jobs, model)
-            rows.append(
-                f"| {jobs} | {label} | {m['alone']:.2f} | {m['throughput']:.1f} | {m['p50']:.2f} | "
-                f"{m['p90']:.2f} | {m['p99']:.2f} | {m['max']:.2f} | {m['wall']:.2f} |"
-            )
-            print(rows[-1], flush=True)
+        setups.append((f"`langgraph dev --n-jobs-per-worker {jobs}`", partial(langgraph_dev, jobs)))
+    for n in args.workers:
+        setups.append((f"Aegra, {n} worker{'s' if n > 1 else ''}", partial(aegra, n)))
+    rows = []
+    for label, start in setups:
+        with start() as urls:
+            for model_label, model in models:
+                m = measure(urls, args.runs, model)
+                rows.append(
+                    f"| {label} | {model_label} | {m['alone']:.2f} | {m['throughput']:.1f} | "
+                    f"{m['p50']:.2f} | {m['p90']:.2f} | {m['p99']:.2f} | {m['max']:.2f} | "
+                    f"{m['wall']:.2f} |"
+                )
+                print(rows[-1], flush=True)
 
     command = "python benchmarks/load.py" + (
         "" if sys.argv[1:] == [] else " " + " ".join(sys.argv[1:])
     )
     versions = (
-        f"{os.cpu_count()} CPU cores shared with the client, Python "
-        f"{platform.python_version()}, langgraph-api {version('langgraph-api')}, "
-        f"langgraph {version('langgraph')}"
+        f"{os.cpu_count()} CPU cores shared with the client and every server process, Python "
+        f"{platform.python_version()}, langgraph-api {version('langgraph-api')}, aegra-api "
+        f"{version('aegra-api')}, langgraph {version('langgraph')}"
     )
     report = (
-        f"""# Concurrent runs on `langgraph dev`
+        f"""# Concurrent runs on `langgraph dev` and on Aegra (`make serve`)
 
 `{command}` ({time.strftime("%Y-%m-%d")}; {versions}).
 
 {args.runs} different questions sent at once, each on its own new thread, streamed
 (`custom` + `updates`) to the end, with a fake model ({CALLS_PER_RUN} calls per run, 3 steps)
-and a fake retriever: the figures are the server's own cost (queue, graph, checkpoints in
-SQLite, streaming), plus the model's wait where it has one. "alone": one run with the
-server idle. Latency runs from the request to the end of the stream, time waiting in the
-queue included; p99 of {args.runs} runs is their maximum. In every run the drafts, the
-revisions and the streamed step events were its own question's: no run saw another's data.
+and a fake retriever: the figures are the servers' own cost (queue, graph, checkpoints,
+streaming), plus the model's wait where it has one. With several Aegra workers the runs
+are sent to them in turn; any worker may execute any run (one Redis queue). "alone": one
+run with the server idle. Latency runs from the request to the end of the stream, time
+waiting in the queue included; p99 of {args.runs} runs is their maximum. In every run the
+drafts, the revisions and the streamed step events were its own question's: no run saw
+another's data.
 
-| `--n-jobs-per-worker` | model | alone s | runs/s | p50 s | p90 s | p99 s | max s | wall s |
+| server | model | alone s | runs/s | p50 s | p90 s | p99 s | max s | wall s |
 |---|---|---|---|---|---|---|---|---|
 """
         + "\n".join(rows)
         + """
 
-`langgraph dev` runs one run at a time unless `--n-jobs-per-worker` is given (its help
-says the default is 10; the server's is 1): the other runs wait in the queue. An idle
-server looks at its queue every 0.5 s, so a lone run may wait that long before it starts
-(most of "alone"); a busy one takes the next run at once.
+`langgraph dev` keeps everything in memory in one process and runs one run at a time
+unless `--n-jobs-per-worker` is given. Aegra keeps threads, runs and checkpoints in
+PostgreSQL and queues runs in Redis; each worker process runs 3 queue consumers of up to 10
+runs each. On this machine every process shares the same 2 cores with the client, so more
+workers add processes, not cores.
 """
     )
     args.out.write_text(report)

@@ -250,13 +250,17 @@ async def one_run(client: LangGraphClient, question: str, context: dict[str, Any
     return RunResult(question, thread_id, seconds, list(values.get("steps") or []), events)
 
 
-async def run_load(url: str, runs: int, model: str = MODEL) -> tuple[list[RunResult], float]:
-    """`runs` different questions at once, each on its own thread; results and wall time."""
-    client = get_client(url=url)
+async def run_load(
+    url: str | list[str], runs: int, model: str = MODEL
+) -> tuple[list[RunResult], float]:
+    """`runs` different questions at once, each on its own thread; results and wall time.
+    With several server URLs (workers of one deployment), runs go to them in turn."""
+    urls = [url] if isinstance(url, str) else url
+    clients = [get_client(url=u) for u in urls]
     context = {**FAKE_CONTEXT, "model": model}
     start = time.perf_counter()
     results = await asyncio.gather(
-        *(one_run(client, load_question(n), context) for n in range(1, runs + 1))
+        *(one_run(clients[n % len(clients)], load_question(n), context) for n in range(1, runs + 1))
     )
     return list(results), time.perf_counter() - start
 
