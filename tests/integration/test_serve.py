@@ -294,3 +294,37 @@ def test_restarting_every_worker_loses_no_thread_run_or_paused_review(served: Se
         ]
 
     run(go())
+
+
+def test_every_worker_searches_the_bundled_corpus(served: Served) -> None:
+    """Embedded Qdrant lets one process open the corpus folder: the other workers search an
+    in-memory copy of the same index. Runs on both workers search it at once."""
+
+    async def go() -> list[dict[str, Any]]:
+        clients = [get_client(url=url) for url in served.urls]
+        context = {**SLOW, "retriever": "minecraft", "k": 1, "query_mode": "text"}
+        threads = [await clients[n % 2].threads.create() for n in range(6)]
+        runs = [
+            await clients[n % 2].runs.create(
+                t["thread_id"],
+                "rat",
+                input={"question": f"How do I craft a torch? Q-{300 + n}"},
+                context=context,
+            )
+            for n, t in enumerate(threads)
+        ]
+        states = []
+        for n, (t, r) in enumerate(zip(threads, runs, strict=True)):
+            await asyncio.wait_for(clients[n % 2].runs.join(t["thread_id"], r["run_id"]), 300)
+            assert (await clients[0].runs.get(t["thread_id"], r["run_id"]))["status"] == "success"
+            states.append((await clients[1].threads.get_state(t["thread_id"]))["values"])
+        return states
+
+    states = run(go())
+    pids = {pid for pid, kind, _ in _calls(served, "Q-30") if kind != "start"}
+    assert pids <= {served.pid(0), served.pid(1)}
+    assert len(pids) == 2, "every run went to one worker: the test proves nothing"
+    from rat_agent.minecraft.corpus import SOURCE_PREFIX
+
+    for state in states:
+        assert all(s["sources"][0]["source"].startswith(SOURCE_PREFIX) for s in state["steps"])
