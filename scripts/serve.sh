@@ -12,7 +12,8 @@
 #
 # Everything lives in $RAT_SERVE_DIR (default /tmp/rat-serve-$USER): the PostgreSQL cluster
 # (scripts/postgres.sh), Redis's files, aegra.json (made from langgraph.json), each worker's
-# pid, port and log. Worker I listens on 127.0.0.1 at $RAT_SERVE_PORT + I (default 2026 + I).
+# pid, port and log. Worker I listens on 127.0.0.1 at $RAT_SERVE_PORT + I (default 2026 + I;
+# RAT_SERVE_PORT=0: each worker on a free port).
 # The workers see the environment this script is started with: RAT_* settings, QDRANT_URL,
 # provider keys. Installs Debian's redis-server and postgresql as root when they are missing.
 set -euo pipefail
@@ -79,9 +80,14 @@ write_config() {
 }
 
 start_worker() {  # I [MIGRATE]
-    local i="$1" migrate="${2:-false}" port=$((BASE_PORT + $1)) w="$DIR/worker-$1"
+    local i="$1" migrate="${2:-false}" w="$DIR/worker-$1" port
     mkdir -p "$w"
     if alive "$w/pid"; then return 0; fi
+    if [[ "$BASE_PORT" == 0 ]]; then  # any free port, kept across restarts of this worker
+        port="$(cat "$w/port" 2>/dev/null || free_port)"
+    else
+        port=$((BASE_PORT + i))
+    fi
     (
         cd "$w"
         DATABASE_URL="$(cat "$DIR/database_url")" REDIS_BROKER_ENABLED=true \

@@ -51,7 +51,7 @@ def served() -> Iterator[Served]:
     env = {
         **os.environ,
         "RAT_SERVE_DIR": folder,
-        "RAT_SERVE_PORT": str(20000 + os.getpid() % 20000),
+        "RAT_SERVE_PORT": "0",  # free ports
         "PYTHONPATH": str(ROOT / "tests"),
         "RAT_KEEP_ALIVE": "0",
         "RAT_MIN_SUPPORT": "0",
