@@ -390,3 +390,32 @@ def test_ctrl_c_during_start_up_is_one_line(tmp_path: Path, delay: float) -> Non
     assert proc.returncode == 130
     assert err.strip().splitlines()[-1].startswith("interrupted")
     assert "Traceback" not in err
+
+
+def test_ctrl_c_during_ingest_says_what_is_kept(tmp_path: Path) -> None:
+    """Each command says what Ctrl+C leaves behind; here an ingest waiting on a page."""
+    import os
+    import signal
+    import socket
+
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        server.settimeout(60)
+        url = f"http://127.0.0.1:{server.getsockname()[1]}/page"
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "rat_agent.cli", "ingest", url, "--allow-private"],
+            env={**os.environ, "RAT_DATA_DIR": str(tmp_path)},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
+        connection, _ = server.accept()  # the fetch is under way; the page never comes
+        with connection:
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert err.strip().splitlines()[-1] == (
+        "interrupted: what was stored is kept; run the same command again to finish"
+    )

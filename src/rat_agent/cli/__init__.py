@@ -22,13 +22,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     return app_main(argv)
 
 
+_hint = ""  # what Ctrl+C adds, set by the command that is running (on_interrupt)
+
+
+def on_interrupt(hint: str) -> None:
+    """What Ctrl+C tells the user while this command runs, e.g. the thread to resume."""
+    global _hint
+    _hint = hint
+
+
 def interrupted_message() -> str:
-    """What Ctrl+C prints: the thread to resume, when a run was in flight."""
-    ask = sys.modules.get("rat_agent.cli.ask")  # never imported here: see _leave
-    thread = ask.thread_in_flight() if ask is not None else None
-    if thread:
-        return f"interrupted: finished steps are saved; resume with `rat ask --thread {thread}`"
-    return "interrupted"
+    return f"interrupted: {_hint}" if _hint else "interrupted"
 
 
 def _leave(signum: int, frame: FrameType | None) -> None:
@@ -44,6 +48,8 @@ def _leave(signum: int, frame: FrameType | None) -> None:
         with contextlib.suppress(OSError, ValueError, RuntimeError):  # closed; mid-write
             stream.flush()
     text = "".join(c for c in interrupted_message() if c.isprintable())  # a thread id's ESC
+    if os.isatty(2):  # a progress bar hid the cursor and holds the line: give both back
+        os.write(2, b"\x1b[?25h\r\x1b[K")
     os.write(2, (text + "\n").encode())
     os._exit(130)
 
@@ -55,4 +61,4 @@ def run() -> NoReturn:
     sys.exit(main())
 
 
-__all__ = ["interrupted_message", "main", "run"]
+__all__ = ["interrupted_message", "main", "on_interrupt", "run"]

@@ -17,6 +17,7 @@ from typing import NoReturn
 
 from rich.console import Console
 
+from rat_agent.cli import interrupted_message, on_interrupt
 from rat_agent.cli.ask import add_command as add_ask
 from rat_agent.cli.ask import ask_command
 from rat_agent.cli.eval import add_command as add_eval
@@ -83,6 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if (started := since_process_start()) is not None:
         record("process start", started)  # the interpreter and the imports above
     _log_to_stderr()
+    on_interrupt("")  # a command sets its own (in-process callers run several)
     args = _parser().parse_args(argv)
     err = console(stderr=True)
     try:
@@ -95,8 +97,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RatError as exc:
         return _fail(err, exc, str(exc), exc.exit_code)
     except KeyboardInterrupt:  # in-process callers; the `rat` script leaves in its handler
-        from rat_agent.cli import interrupted_message
-
         err.print(escape(interrupted_message()))
         return 130
     except Exception as exc:  # never a traceback for users; RAT_DEBUG=1 shows one

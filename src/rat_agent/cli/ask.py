@@ -28,7 +28,7 @@ from rat_agent.agent.state import (
     InputState,
     Step,
 )
-from rat_agent.cli import review
+from rat_agent.cli import on_interrupt, review
 from rat_agent.cli.safe import console, escape
 from rat_agent.errors import ConfigError
 from rat_agent.timing import once_cost
@@ -82,13 +82,6 @@ def _context(args: argparse.Namespace, saved: dict[str, Any]) -> Context:
     return Context(**{**saved, **given})
 
 
-_in_flight: str | None = None  # the thread this process is running, for Ctrl+C's message
-
-
-def thread_in_flight() -> str | None:
-    return _in_flight
-
-
 def ask_command(args: argparse.Namespace) -> int:
     with once_cost("imports"):  # the graph and checkpointer libraries (LangGraph, LangChain)
         import rat_agent.agent.graph  # noqa: F401
@@ -119,8 +112,7 @@ def _run(args: argparse.Namespace, saver: Any, thread: str, question: str) -> in
     from rat_agent.retrieval import check_retriever
 
     graph = build_graph(checkpointer=saver)
-    global _in_flight
-    _in_flight = thread
+    on_interrupt(f"finished steps are saved; resume with `rat ask --thread {thread}`")
     config: RunnableConfig = {"configurable": {"thread_id": thread}}
     if args.from_step is not None:  # time travel: branch the thread before that step
         if not args.thread or question:

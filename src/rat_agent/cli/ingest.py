@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from rat_agent.agent.context import Context
+from rat_agent.cli import interrupted_message, on_interrupt
 from rat_agent.cli.safe import console, escape
 
 DEFAULT_COLLECTION = Context.__dataclass_fields__["collection"].default
@@ -71,6 +72,7 @@ def ingest_command(args: argparse.Namespace) -> int:
     from rat_agent.ingest.pipeline import ingest
     from rat_agent.retrieval.qdrant.client import location
 
+    on_interrupt("what was stored is kept; run the same command again to finish")
     out = console()
     err = console(stderr=True)
     columns = (
@@ -99,9 +101,9 @@ def ingest_command(args: argparse.Namespace) -> int:
                 follow_links=args.follow_links,
                 progress=progress,
             )
-        except KeyboardInterrupt:
+        except KeyboardInterrupt:  # in-process callers; the `rat` script leaves in its handler
             bar.stop()
-            err.print("interrupted: what was stored is kept; run the same command again to finish")
+            err.print(escape(interrupted_message()))
             return 130
     for item, reason in report.failed:
         err.print(f"[yellow]skipped[/yellow] {escape(item)}: {escape(reason)}")
