@@ -161,3 +161,62 @@ def test_the_nodes_classify_its_errors_like_any_providers(httpserver: HTTPServer
     nodes = RatNodes(llm=_model(httpserver))
     with pytest.raises(RequestRejected, match="HTTP 400"):
         nodes.ask(Context(), "draft", [HumanMessage("Hi")])
+
+
+def _slots_used(server: HTTPServer, slots: int, threads: list[str]) -> list[tuple[str, str, Any]]:
+    """(thread, node, id_slot) of each call RAT's query and revision nodes make."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import END, START, StateGraph
+    from typing_extensions import TypedDict
+
+    from rat_agent.agent.graph import REVISE_STEP, TO_QUERY
+
+    class State(TypedDict):
+        n: int
+
+    model = _model(server, slots=slots)
+
+    def call(state: State) -> State:
+        model.invoke("Hi")
+        return {"n": state["n"] + 1}
+
+    builder = StateGraph(State)
+    builder.add_node(TO_QUERY, call)
+    builder.add_node(REVISE_STEP, call)
+    builder.add_edge(START, TO_QUERY)
+    builder.add_edge(TO_QUERY, REVISE_STEP)
+    builder.add_edge(REVISE_STEP, END)
+    graph = builder.compile(checkpointer=InMemorySaver())
+    before = len(server.log)
+    for thread in threads:
+        graph.invoke({"n": 0}, {"configurable": {"thread_id": thread}})
+    bodies = [request.get_json() for request, _ in server.log[before:]]
+    nodes = [TO_QUERY, REVISE_STEP] * len(threads)
+    runs = [thread for thread in threads for _ in (1, 2)]
+    return [(t, n, b.get("id_slot")) for t, n, b in zip(runs, nodes, bodies, strict=True)]
+
+
+def test_query_and_revision_calls_keep_a_slot_each(httpserver: HTTPServer) -> None:
+    """Their prompts share only the system message and the task: on one slot each would
+    evict the other's cached prefix (the revision's instruction) at every step."""
+    from rat_agent.agent.graph import REVISE_STEP, TO_QUERY
+
+    httpserver.expect_request("/v1/chat/completions").respond_with_handler(_completion)
+    assert all(slot is None for *_, slot in _slots_used(httpserver, 1, ["a"]))
+
+    used = _slots_used(httpserver, 2, ["a", "b"])
+    assert {(node, slot) for _, node, slot in used} == {(TO_QUERY, 1), (REVISE_STEP, 0)}
+
+    # With more slots, each run (thread) keeps one pair: queries odd, the rest even.
+    threads = [f"thread-{i}" for i in range(12)]
+    used = _slots_used(httpserver, 4, threads)
+    pairs: dict[str, set[int]] = {}
+    for thread, node, slot in used:
+        assert slot % 2 == (node == TO_QUERY)
+        pairs.setdefault(thread, set()).add(slot // 2)
+    assert all(len(pair) == 1 for pair in pairs.values())
+    assert {pair for (pair,) in pairs.values()} == {0, 1}  # 12 threads use both pairs
+
+    # Outside a graph (an embedder's own call) it goes to the first slot of a pair; streams too.
+    list(_model(httpserver, slots=2).stream("Hi"))
+    assert httpserver.log[-1][0].get_json()["id_slot"] == 0

@@ -123,6 +123,7 @@ def _local_chat_model(name: str, temperature: float, max_tokens: int) -> BaseCha
                 model=name,
                 temperature=temperature,
                 max_tokens=max_tokens,
+                slots=server.slots,
                 # Small models loop at temperature 0 ("STEP 9: mine the remaining ore",
                 # again and again); llama.cpp's repeat penalty breaks such loops.
                 extra_body={"repeat_penalty": 1.1},

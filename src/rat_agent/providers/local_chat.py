@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import ssl
+import zlib
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -49,6 +51,29 @@ class LocalChat(BaseChatModel):
     extra_body: dict[str, Any] = Field(default_factory=dict)
     timeout: float = 600.0
     """A CPU prefill of a long prompt takes minutes; the server is on loopback."""
+    slots: int = 1
+    """The server's parallel slots; with two or more, calls are pinned to slots (`slot`)."""
+    second_slot_nodes: frozenset[str] = frozenset({"to_query"})
+    """Graph nodes whose calls go to the second slot of a pair: RAT's query calls."""
+
+    def slot(self, run_manager: Any) -> int | None:
+        """The server slot for this call, or None to let the server choose.
+
+        Why pin: a llama.cpp slot reuses the KV cache of its last prompt's prefix. RAT
+        alternates query and revision calls whose prompts share only the system message and
+        the task, so on one slot each call evicts the other's prefix: the revision's
+        instruction, example and document header were prefilled again at every step (2825
+        prompt tokens processed in a 4-step run, 2090 pinned; benchmarks/performance.py).
+        The server's own host-RAM prompt cache does not restore them: it loads a saved prompt
+        only when the new one shares over half of it. So each run (a process and thread) gets a
+        pair of slots, its query calls on one and every other call on the other.
+        """
+        if self.slots < 2:
+            return None
+        metadata = getattr(run_manager, "metadata", None) or {}
+        run = f"{os.getpid()}:{metadata.get('thread_id', '')}"
+        pair = zlib.crc32(run.encode()) % (self.slots // 2)
+        return 2 * pair + (metadata.get("langgraph_node") in self.second_slot_nodes)
 
     @property
     def _llm_type(self) -> str:
@@ -61,7 +86,12 @@ class LocalChat(BaseChatModel):
     # --- the request --------------------------------------------------------------------
 
     def _body(
-        self, messages: list[BaseMessage], stop: list[str] | None, stream: bool, kwargs: Any
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None,
+        stream: bool,
+        kwargs: Any,
+        run_manager: Any = None,
     ) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model_name,
@@ -75,6 +105,8 @@ class LocalChat(BaseChatModel):
         body.update(options)  # e.g. response_format, as an OpenAI client would send it
         if stop:
             body["stop"] = stop
+        if (slot := self.slot(run_manager)) is not None:
+            body["id_slot"] = slot  # llama.cpp's field; the request waits for that slot
         if stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
@@ -97,7 +129,9 @@ class LocalChat(BaseChatModel):
     ) -> ChatResult:
         with httpx.Client(timeout=self.timeout, verify=_tls()) as client:
             response = client.post(
-                self._url(), json=self._body(messages, stop, False, kwargs), headers=self._headers()
+                self._url(),
+                json=self._body(messages, stop, False, kwargs, run_manager),
+                headers=self._headers(),
             )
         return _result(_checked(response).json())
 
@@ -110,7 +144,9 @@ class LocalChat(BaseChatModel):
     ) -> ChatResult:
         async with httpx.AsyncClient(timeout=self.timeout, verify=_tls()) as client:
             response = await client.post(
-                self._url(), json=self._body(messages, stop, False, kwargs), headers=self._headers()
+                self._url(),
+                json=self._body(messages, stop, False, kwargs, run_manager),
+                headers=self._headers(),
             )
         return _result(_checked(response).json())
 
@@ -123,7 +159,7 @@ class LocalChat(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
-        body = self._body(messages, stop, True, kwargs)
+        body = self._body(messages, stop, True, kwargs, run_manager)
         with (
             httpx.Client(timeout=self.timeout, verify=_tls()) as client,
             client.stream("POST", self._url(), json=body, headers=self._headers()) as response,
@@ -145,7 +181,7 @@ class LocalChat(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
-        body = self._body(messages, stop, True, kwargs)
+        body = self._body(messages, stop, True, kwargs, run_manager)
         async with (
             httpx.AsyncClient(timeout=self.timeout, verify=_tls()) as client,
             client.stream("POST", self._url(), json=body, headers=self._headers()) as response,

@@ -52,6 +52,7 @@ class LocalServer:
     started_in_s: float
     _handle: Any = field(repr=False)  # None: a warm server in another process
     state: warm.State | None = field(default=None, repr=False)
+    slots: int = 1  # parallel slots it was started with (LocalChat pins calls to them)
 
     @property
     def base_url(self) -> str:
@@ -76,12 +77,13 @@ def _n_threads() -> int:
 
 
 def slots() -> int:
-    """RAT_LOCAL_SLOTS: requests the server decodes at once (default 1).
+    """RAT_LOCAL_SLOTS: requests the server decodes at once (default 2).
 
-    One run gains nothing from a second slot (its calls share one prefix cache); two
-    commands at once on one warm server were ~20% faster per call with 2 slots than with 1
-    (benchmarks/startup.py). 1 stays the default, as every other figure was measured with it."""
-    raw = os.environ.get("RAT_LOCAL_SLOTS", "1").strip()
+    Two, because one run alternates two kinds of call (query, revision) and each keeps its
+    prompt prefix cached in a slot of its own (LocalChat.slot); two commands at once on one
+    warm server also take ~20% less per call than on one slot (benchmarks/startup.py). Each
+    slot gets the whole context window, ~230 MB of KV cache with the default model."""
+    raw = os.environ.get("RAT_LOCAL_SLOTS", "2").strip()
     if not raw.isdigit() or not 1 <= int(raw) <= 8:
         raise ConfigError(f"RAT_LOCAL_SLOTS must be a whole number from 1 to 8, got {raw!r}")
     return int(raw)
@@ -157,7 +159,7 @@ def start_handle(
 def _start(model_path: Path, alias: str) -> LocalServer:
     started = time.monotonic()
     handle, port = start_handle(model_path, alias)
-    server = LocalServer(model_path, alias, port, 0.0, handle)
+    server = LocalServer(model_path, alias, port, 0.0, handle, slots=slots())
     _wait_healthy(server)
     server.started_in_s = time.monotonic() - started
     log.info("local model %s served on port %d (%.1fs)", alias, port, server.started_in_s)
@@ -216,7 +218,8 @@ def _new_server(key: Path, alias: str, seconds: float) -> LocalServer:
     started = time.monotonic()
     state = warm.attach(key, alias, seconds)
     redact.register(state.key)
-    return LocalServer(key, alias, state.port, time.monotonic() - started, None, state=state)
+    elapsed = time.monotonic() - started
+    return LocalServer(key, alias, state.port, elapsed, None, state=state, slots=state.slots)
 
 
 def running_servers() -> list[LocalServer]:

@@ -79,6 +79,7 @@ class State:
     keep_alive: float
     started: float  # wall clock
     last_active: float
+    slots: int = 1  # parallel slots (absent from states written before it was recorded)
 
     @property
     def base_url(self) -> str:
@@ -299,7 +300,7 @@ def _activity(handle: Any) -> tuple[float, ...]:
 
 
 def serve(model_path: Path, alias: str, seconds: float) -> int:
-    from rat_agent.providers.local_server import start_handle
+    from rat_agent.providers.local_server import slots, start_handle
 
     files = _files(model_path)
     key = os.environ.pop(KEY_ENV, "")
@@ -311,7 +312,7 @@ def serve(model_path: Path, alias: str, seconds: float) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda *_: stopping.set())
     now = time.time()
-    state = State(os.getpid(), port, key, str(model_path), alias, seconds, now, now)
+    state = State(os.getpid(), port, key, str(model_path), alias, seconds, now, now, slots())
     _write_state(files["json"], state)
     seen = _activity(handle)
     last, written = now, now
