@@ -160,6 +160,7 @@ def test_rat_models_lists_and_stops(cache: Path, capsys: pytest.CaptureFixture[s
     assert cli.main(["models"]) == 0
     listed = capsys.readouterr().out
     assert "local-tiny" in listed and f"pid {first['pid']}" in listed
+    assert "slots 2" in listed  # the default: a run's query and revision calls get one each
     assert cli.main(["models", "stop"]) == 0
     assert f"stopped local-tiny (port {first['port']}" in capsys.readouterr().out
     assert _gone(int(str(first["pid"])), 15)

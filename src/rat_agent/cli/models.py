@@ -42,7 +42,8 @@ def models_command(args: argparse.Namespace) -> int:
         )
         out.print(
             f"{escape(state.alias):12} port {state.port:<6} pid {state.pid:<8} "
-            f"idle {_duration(idle):>7}  {left}  [dim]{escape(Path(state.model).name)}[/dim]"
+            f"slots {state.slots}  idle {_duration(idle):>7}  {left}  "
+            f"[dim]{escape(Path(state.model).name)}[/dim]"
         )
     return 0
 
