@@ -64,9 +64,10 @@ class LocalChat(BaseChatModel):
         the task, so on one slot each call evicts the other's prefix: the revision's
         instruction, example and document header were prefilled again at every step (2825
         prompt tokens processed in a 4-step run, 2090 pinned; benchmarks/performance.py).
-        The server's own host-RAM prompt cache does not restore them: it loads a saved prompt
-        only when the new one shares over half of it. So each run (a process and thread) gets a
-        pair of slots, its query calls on one and every other call on the other.
+        The server's own host-RAM prompt cache restored them at no step (measured): it is
+        consulted only when the slot's prefix is a small share of the new prompt, and the
+        126 shared tokens are not. So each run (a process and thread id) gets a pair of slots,
+        its query calls on one and every other call on the other.
         """
         if self.slots < 2:
             return None
