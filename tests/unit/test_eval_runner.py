@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fakes import ListRetriever, ScriptedModel, prompt_text, wiki_docs
@@ -196,3 +197,22 @@ def test_eval_flags_pick_a_stratified_split_and_any_context_field() -> None:
         _settings(["nonsense=1"])
     with pytest.raises(ConfigError, match="FIELD=VALUE"):
         _settings(["k"])
+
+
+def test_each_run_has_its_own_thread_id() -> None:
+    """What a many-slot local server pins concurrent runs apart by (LocalChat.slot)."""
+    from langchain_core.callbacks import BaseCallbackHandler
+
+    threads: list[str] = []
+
+    class Seen(BaseCallbackHandler):
+        def on_chat_model_start(self, serialized: Any, messages: Any, **kw: Any) -> None:
+            threads.append(str((kw.get("metadata") or {}).get("thread_id")))
+
+    model = planner()
+    model.callbacks = [Seen()]
+    graph = build_graph(llm=model, retriever=ListRetriever(documents=wiki_docs(1)))
+    run_minecraft(
+        ["direct", "cot"], context={"model": "fake", "max_steps": 32}, tasks=TASKS[:2], graph=graph
+    )
+    assert len(threads) == 4 and len(set(threads)) == 4 and "None" not in threads

@@ -183,9 +183,10 @@ def run(
         case, method, settings, key = item
         stats = RunStats()
         try:
-            output = graph.invoke(
-                {"question": case.question}, {"callbacks": [stats]}, context=settings
-            )
+            # A thread id per run: with a many-slot local server, concurrent runs then keep
+            # a slot pair each (LocalChat.slot) instead of sharing one.
+            config: Any = {"callbacks": [stats], "configurable": {"thread_id": key}}
+            output = graph.invoke({"question": case.question}, config, context=settings)
             answer, error = str(output["answer"]), ""
         except ConfigError:
             raise
