@@ -1,6 +1,7 @@
 """Where rat-agent keeps its cache (models, indexes) and its data (run checkpoints)."""
 
 import os
+import uuid
 from pathlib import Path
 
 import platformdirs
@@ -26,3 +27,23 @@ def _folder(variable: str, default: str) -> Path:
         why = "it is a file" if path.is_file() else (exc.strerror or str(exc))
         raise ConfigError(f"cannot use {path} as the {variable} folder: {why}") from exc
     return path
+
+
+def write_atomic(path: Path, text: str, *, private: bool = False) -> None:
+    """Whole or not at all: a reader, or a process killed mid-write, sees the old file or
+    the new one, never half of either.
+
+    The temporary file sits beside `path` (a rename is atomic only within one file system)
+    and is named per process and call, so concurrent writers never share one. `private`
+    makes it readable by this user only from the start (it may hold a key). Leftovers of a
+    killed writer end in `.tmp` and start with a dot.
+    """
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if private else 0o666)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

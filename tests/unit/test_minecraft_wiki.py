@@ -356,14 +356,22 @@ def test_expired_pages_and_abandoned_writes_are_pruned(
 ) -> None:
     folder = tmp_path / "minecraft-wiki"
     folder.mkdir()
-    old = time.time() - wiki_source.CACHE_TTL_S - 10
-    for name in ("0123.json", ".tmp-crashed.json"):
+    expired = time.time() - wiki_source.CACHE_TTL_S - 10
+    two_hours = time.time() - 7200
+    ages = {
+        "0123.json": expired,
+        ".0456.json.999.deadbeef.tmp": two_hours,  # a write abandoned by a killed process
+        ".0789.json.998.cafef00d.tmp": time.time(),  # another process writing right now
+    }
+    for name, age in ages.items():
         (folder / name).write_text("{}")
-        os.utime(folder / name, (old, old))
+        os.utime(folder / name, (age, age))
     monkeypatch.setattr(wiki_source, "_pruned", set())
     retrieve()
-    assert len(list(folder.iterdir())) == 2
-    assert not (folder / "0123.json").exists()
+    left = {f.name for f in folder.iterdir()}
+    assert ".0789.json.998.cafef00d.tmp" in left
+    assert not left & {"0123.json", ".0456.json.999.deadbeef.tmp"}
+    assert len(left) == 3  # the two pages just fetched and the write in progress
 
 
 def test_a_stale_or_broken_cache_entry_is_fetched_again(

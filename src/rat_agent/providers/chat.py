@@ -19,7 +19,7 @@ from langchain_core.language_models import BaseChatModel
 from pydantic import SecretStr
 
 from rat_agent.errors import ConfigError, ModelError
-from rat_agent.paths import cache_dir
+from rat_agent.paths import cache_dir, write_atomic
 from rat_agent.providers import imports
 
 LOCAL_MODELS: tuple[str, ...] = ("local", "local-tiny")
@@ -237,9 +237,7 @@ def _hash_file(path: Path) -> str:
 
 
 def _write_marker(dest: Path, sha256: str) -> None:
-    tmp = dest.with_name(f".{dest.name}.{uuid.uuid4().hex[:8]}.sha256.tmp")
-    tmp.write_text(sha256 + "\n")
-    os.replace(tmp, _marker(dest))
+    write_atomic(_marker(dest), sha256 + "\n")
 
 
 # --- provider models ----------------------------------------------------------------------

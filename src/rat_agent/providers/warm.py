@@ -42,7 +42,7 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from rat_agent.errors import ConfigError, ModelError
-from rat_agent.paths import cache_dir
+from rat_agent.paths import cache_dir, write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -272,11 +272,7 @@ def _last_line(path: Path) -> str:
 
 
 def _write_state(path: Path, state: State) -> None:
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as out:
-        json.dump(asdict(state), out)
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(asdict(state)), private=True)  # it holds the server's key
 
 
 # --- the server process ---------------------------------------------------------------------

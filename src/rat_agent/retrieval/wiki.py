@@ -18,7 +18,6 @@ import json
 import logging
 import os
 import re
-import tempfile
 import threading
 import time
 from collections.abc import Sequence
@@ -39,7 +38,7 @@ from pydantic import Field
 from rat_agent.aio import run_sync
 from rat_agent.errors import ConfigError, RetrievalError
 from rat_agent.minecraft.corpus import QUESTION_WORDS
-from rat_agent.paths import cache_dir
+from rat_agent.paths import cache_dir, write_atomic
 from rat_agent.retrieval.qdrant import hybrid
 from rat_agent.retrieval.settings import RetrieverSettings
 from rat_agent.retrieval.web import passages
@@ -307,15 +306,7 @@ def write_cached(endpoint: str, title: str, page: WikiPage) -> None:
     target = _cache_file(endpoint, title)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(
-            "w", encoding="utf-8", dir=target.parent, prefix=".tmp-", suffix=".json", delete=False
-        ) as file:
-            json.dump(entry, file)
-        try:
-            os.replace(file.name, target)
-        except OSError:
-            os.unlink(file.name)
-            raise
+        write_atomic(target, json.dumps(entry))
     except OSError as exc:
         log.warning("could not cache Minecraft Wiki page %r: %s", title, exc)
         return
@@ -331,10 +322,10 @@ def _prune_once(folder: Path) -> None:
         return
     _pruned.add(folder)
     now = time.time()
-    for file in folder.glob("*.json"):
+    for file in [*folder.glob("*.json"), *folder.glob(".*.tmp")]:
         try:
             age = now - file.stat().st_mtime
-            if age > CACHE_TTL_S or (file.name.startswith(".tmp-") and age > 3600):
+            if age > CACHE_TTL_S or (file.suffix == ".tmp" and age > 3600):
                 file.unlink()
         except OSError:
             continue

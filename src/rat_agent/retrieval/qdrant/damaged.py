@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import pickle
 import shutil
 import sqlite3
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from rat_agent.errors import RetrievalError
+from rat_agent.paths import write_atomic
 from rat_agent.text import shorten
 
 log = logging.getLogger(__name__)
@@ -156,7 +156,4 @@ def _folder_lock(folder: Path) -> Iterator[None]:
 
 
 def _write(path: Path, data: dict[str, Any]) -> None:
-    """Whole or not at all: a kill mid-write leaves the old file."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data))
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(data))
