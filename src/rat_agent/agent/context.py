@@ -159,8 +159,11 @@ class Context:
             "to doc_chars)."
         },
     )
+    # 150, not 300: on 4 tune tasks (draft=goal) both made 4 of 4 executable with the same
+    # calls and wall time, and 150 processed 6% fewer prompt tokens there; on given drafts
+    # (benchmarks/performance.py) the passages were most of what each revision processed.
     evidence_tokens: int = field(
-        default=300,
+        default=150,
         metadata={
             "description": "Token budget of the passages shown for one step or one "
             "retrieval (evidence 'passages'; 50-8000)."
