@@ -217,6 +217,14 @@ def test_query_and_revision_calls_keep_a_slot_each(httpserver: HTTPServer) -> No
     assert all(len(pair) == 1 for pair in pairs.values())
     assert {pair for (pair,) in pairs.values()} == {0, 1}  # 12 threads use both pairs
 
+    # An odd count: the last slot serves every call of the runs that get it; none is idle.
+    used = _slots_used(httpserver, 3, threads)
+    by_thread: dict[str, set[int]] = {}
+    for thread, node, slot in used:
+        assert slot == 2 or slot % 2 == (node == TO_QUERY)
+        by_thread.setdefault(thread, set()).add(slot)
+    assert {frozenset(s) for s in by_thread.values()} == {frozenset({0, 1}), frozenset({2})}
+
     # Outside a graph (an embedder's own call) it goes to the first slot of a pair; streams too.
     list(_model(httpserver, slots=2).stream("Hi"))
     assert httpserver.log[-1][0].get_json()["id_slot"] == 0

@@ -67,14 +67,17 @@ class LocalChat(BaseChatModel):
         The server's own host-RAM prompt cache restored them at no step (measured): it is
         consulted only when the slot's prefix is a small share of the new prompt, and the
         126 shared tokens are not. So each run (a process and thread id) gets a pair of slots,
-        its query calls on one and every other call on the other.
+        its query calls on one and every other call on the other. With an odd number of
+        slots the last one is a "pair" of one, for runs that get it.
         """
         if self.slots < 2:
             return None
         metadata = getattr(run_manager, "metadata", None) or {}
         run = f"{os.getpid()}:{metadata.get('thread_id', '')}"
-        pair = zlib.crc32(run.encode()) % (self.slots // 2)
-        return 2 * pair + (metadata.get("langgraph_node") in self.second_slot_nodes)
+        first = 2 * (zlib.crc32(run.encode()) % ((self.slots + 1) // 2))
+        if first + 1 == self.slots:
+            return first
+        return first + (metadata.get("langgraph_node") in self.second_slot_nodes)
 
     @property
     def _llm_type(self) -> str:
