@@ -6,7 +6,9 @@ chain-of-thought draft and the same budgets; only the context fields below diffe
 
 - before_13: each document whole (cut to doc_chars), the paper's plain revision, no repair;
 - evidence (part 2): the passages closest to the step, within evidence_tokens;
-- reply (part 4): the grounded revision (quote, then step, then what it needs);
+- reply (part 4): the grounded revision (quote, then step, then what it needs); whole
+  documents rank no lines, so its quote may be any line shown (fact_choices 50; with 1 it
+  could only be the first);
 - repair (part 3, on part 4's reply, which names what a step needs): prerequisites become
   inserted steps, unsupported steps are dropped (min_support), the plan ends at the goal;
 - all: parts 2 to 4 together (today's defaults);
@@ -49,8 +51,8 @@ BEFORE = {
 ARMS: dict[str, dict[str, Any]] = {
     "before_13": BEFORE,
     "evidence": {**BEFORE, "evidence": "passages"},
-    "reply": {**BEFORE, "revision": "grounded"},
-    "repair": {"evidence": "documents", "revision": "grounded"},
+    "reply": {**BEFORE, "revision": "grounded", "fact_choices": 50},
+    "repair": {"evidence": "documents", "revision": "grounded", "fact_choices": 50},
     "all": {},
     "all_goal": {"draft": "goal"},
 }
