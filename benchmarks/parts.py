@@ -32,7 +32,14 @@ from typing import Any
 
 from rat_agent.agent.graph import build_graph
 from rat_agent.eval.plots import plot
-from rat_agent.eval.runner import Result, code_fingerprint, minecraft_case, minecraft_score, run
+from rat_agent.eval.runner import (
+    Result,
+    code_fingerprint,
+    minecraft_case,
+    minecraft_score,
+    run,
+    table,
+)
 from rat_agent.minecraft.tasks import load_tasks, sample
 
 RESULTS = Path(__file__).parent / "results"
@@ -93,8 +100,6 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def report(found: dict[str, list[Result]], tasks: int, args: argparse.Namespace) -> None:
-    from rat_agent.eval.runner import table
-
     results = [r for arm in ARMS for r in found[arm]]
     if not results:
         sys.exit("no runs computed yet")
