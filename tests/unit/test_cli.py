@@ -419,3 +419,17 @@ def test_ctrl_c_during_ingest_says_what_is_kept(tmp_path: Path) -> None:
     assert err.strip().splitlines()[-1] == (
         "interrupted: what was stored is kept; run the same command again to finish"
     )
+
+
+def test_eval_reports_progress_as_lines_when_stderr_is_not_a_terminal(
+    fake_world: ScriptedModel, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Under nohup or a pipe the bar draws nothing; a long evaluation must still say where
+    it is (the first line counts what the cache already holds)."""
+    out = tmp_path / "out"
+    args = ("eval", "--methods", "direct", "--tasks", "2", "--retriever", "fake")
+    assert rat(*args, "--out", str(out), "--label", "t") == 0
+    assert capsys.readouterr().err.splitlines() == ["evaluated 0/2", "evaluated 2/2"]
+    assert rat(*args, "--out", str(out), "--label", "t") == 0
+    assert capsys.readouterr().err.splitlines() == ["evaluated 2/2"]  # all cached
+    assert (out / "t.md").exists()

@@ -11,6 +11,7 @@ from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from rat_agent.cli.progress import PlainProgress
 from rat_agent.cli.safe import console
 from rat_agent.errors import ConfigError
 
@@ -155,8 +156,16 @@ def eval_command(args: argparse.Namespace) -> int:
         name += f"-{args.samples}samples"
     err = console(stderr=True)
     columns = (TextColumn("evaluating"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as bar:
+    plain = PlainProgress(err) if not err.is_terminal else None
+    with Progress(*columns, console=err, transient=True, disable=plain is not None) as bar:
         task = bar.add_task("eval", total=None)
+
+        def progress(done: int, total: int) -> None:
+            if plain is not None:  # a log or a pipe: a line per finished run, not a bar
+                plain("evaluated", done, total)
+            else:
+                bar.update(task, completed=done, total=total)
+
         results = runner.run(
             args.benchmark,
             cases,
@@ -167,7 +176,7 @@ def eval_command(args: argparse.Namespace) -> int:
             seed=out / f"{name}.jsonl",
             cached_only=args.cached_only,
             rescore=args.rescore,
-            progress=lambda done, total: bar.update(task, completed=done, total=total),
+            progress=progress,
         )
     if not results:
         raise ConfigError("no runs computed yet for these settings")

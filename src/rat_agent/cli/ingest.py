@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import time
 from typing import Any
 
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from rat_agent.agent.context import Context
 from rat_agent.cli import interrupted_message, on_interrupt
+from rat_agent.cli.progress import PlainProgress
 from rat_agent.cli.safe import console, escape
 
 DEFAULT_COLLECTION = Context.__dataclass_fields__["collection"].default
@@ -48,26 +47,6 @@ def add_commands(sub: Any) -> None:
     delete.add_argument("name")
 
 
-class _PlainProgress:
-    """Progress as lines, for a stderr that is not a terminal: each stage's start and end,
-    and between them a line every PLAIN_EVERY_S seconds."""
-
-    PLAIN_EVERY_S = 10.0
-
-    def __init__(self, err: Console) -> None:
-        self.err = err
-        self.shown: tuple[str, int] = ("", -1)
-        self.last = 0.0
-
-    def __call__(self, stage: str, done: int, total: int) -> None:
-        now = time.monotonic()
-        new_stage = stage != self.shown[0]
-        due = new_stage or done >= total or now - self.last >= self.PLAIN_EVERY_S
-        if total and (stage, done) != self.shown and due:
-            self.err.print(f"{stage} {done}/{total}", highlight=False)
-            self.shown, self.last = (stage, done), now
-
-
 def ingest_command(args: argparse.Namespace) -> int:
     from rat_agent.ingest.pipeline import ingest
     from rat_agent.retrieval.qdrant.client import location
@@ -81,7 +60,7 @@ def ingest_command(args: argparse.Namespace) -> int:
         MofNCompleteColumn(),
         TimeRemainingColumn(),
     )
-    plain = _PlainProgress(err) if not err.is_terminal else None
+    plain = PlainProgress(err) if not err.is_terminal else None
     with Progress(*columns, console=err, transient=True, disable=plain is not None) as bar:
         tasks: dict[str, Any] = {}
 
