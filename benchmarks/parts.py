@@ -130,9 +130,31 @@ def report(found: dict[str, list[Result]], tasks: int, args: argparse.Namespace)
         + (f"- partial: {', '.join(partial)}\n" if partial else "")
         + f"- executable on the {len(both)} tasks every arm with results has done: "
         f"{', '.join(paired)}\n\n"
-        f"{table(results)}\n"
+        f"{table(results)}\n\n"
+        f"## By task\n\n{by_task(found)}\n"
     )
     print(table(results))
+
+
+def by_task(found: dict[str, list[Result]]) -> str:
+    """Each task's outcome in every arm: which tasks a part wins or loses, not only how many
+    (a plan that fails says at which step)."""
+    arms = [arm for arm, rows in found.items() if rows]
+    cell = {(r.task, arm): r for arm in arms for r in found[arm]}
+    tasks = list(dict.fromkeys(r.task for arm in arms for r in found[arm]))
+    lines = ["| task | " + " | ".join(arms) + " |", "|---" * (len(arms) + 1) + "|"]
+    for task in tasks:
+        row = []
+        for arm in arms:
+            result = cell.get((task, arm))
+            if result is None:
+                row.append("")
+            elif result.error:
+                row.append("error")
+            else:
+                row.append("yes" if result.score else f"step {result.failed_step}")
+        lines.append(f"| {task} | " + " | ".join(row) + " |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
