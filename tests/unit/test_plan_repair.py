@@ -188,6 +188,42 @@ def test_a_plan_ends_at_the_step_that_names_the_goal(monkeypatch: pytest.MonkeyP
     assert [kind for kind, _ in model.calls] == ["draft", "goal", "revise", "revise"]
 
 
+def test_a_plan_ends_at_the_revised_step_that_makes_the_goal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No draft step names the goal, but a revision makes it: what follows is dropped
+    unchecked (no query, no revision), and a step that only names it does not count."""
+    monkeypatch.setenv("RAT_STOP_AT_GOAL", "1")
+    revised = {
+        "Chop wood.": "Craft 8 planks for the chest from 2 logs.",
+        "Build the box.": "Craft 1 chest from 8 planks.",
+    }
+
+    def respond(kind: str, messages: list[BaseMessage]) -> str:
+        if kind == "draft":
+            return (
+                "STEP 1: Chop wood.\nSTEP 2: Build the box.\n"
+                "STEP 3: Make another box.\nSTEP 4: Open it."
+            )
+        if kind == "goal":
+            return "Chest"
+        step = current_step(messages)
+        return f"STEP: {revised.get(step, step)}\nNEEDS: none"
+
+    model = ScriptedModel(respond=respond, calls=[])
+    result, _ = run(model, query_mode="text")
+    assert [s["status"] for s in result["steps"]] == ["revised"] * 2 + ["dropped"] * 2
+    assert result["steps"][3]["note"] == "the task is done at step 2, which makes 'Chest'"
+    assert result["answer"] == (
+        "STEP 1: Craft 8 planks for the chest from 2 logs.\nSTEP 2: Craft 1 chest from 8 planks."
+    )
+    assert [kind for kind, _ in model.calls] == ["draft", "goal", "revise", "revise"]
+
+    monkeypatch.setenv("RAT_STOP_AT_GOAL", "0")  # switched off, every step is checked
+    result, _ = run(ScriptedModel(respond=respond, calls=[]), query_mode="text")
+    assert [s["status"] for s in result["steps"]] == ["revised"] * 2 + ["unchanged"] * 2
+
+
 def test_plain_revision_sees_the_revised_past_and_grounded_does_not() -> None:
     model = grounded_model("STEP 1: Get 2 logs.\nSTEP 2: Get 1 log.")
     run(model, revision="plain")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from rat_agent.agent.repair import item, ledger, missing
+import pytest
+
+from rat_agent.agent.repair import item, ledger, makes_goal, missing
 from rat_agent.agent.state import Step
 
 
@@ -369,3 +371,23 @@ def test_steps_dropped_unchecked_take_none_of_the_repair_budget() -> None:
     checked["fact"] = "Logs: not needed here."  # the model read it and dropped it: a call
     assert inserted_count(meta) == 3
     assert inserted_count(meta, [checked, step("", makes="a table", status="dropped")]) == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "goal", "makes"),
+    [
+        ("Craft 1 block of redstone from 9 redstone dust.", "Redstone Block", True),
+        ("Craft 1 wooden pickaxe from 3 planks and 2 sticks.", "a wooden pickaxe", True),
+        ("Mine 3 diamonds from diamond ore with an iron pickaxe.", "Diamond", True),
+        # seen in a held-out plan: the ore's words hold the goal's, but it is not the goal
+        ("Mine 9 blocks of deepslate redstone ore using an iron pickaxe.", "Redstone Block", False),
+        ("Craft 4 planks for the chest from 1 log.", "Chest", False),  # made for it
+        ("Mine diamond ore with an iron pickaxe.", "Diamond", False),  # no count: no product
+        ("Craft 2 torches from 1 coal and 1 stick.", "4 torches", False),  # too few
+        ("Craft 4 torches from 1 coal and 1 stick.", "4 torches", True),
+    ],
+)
+def test_a_step_makes_the_goal_only_when_its_product_is_the_goal(
+    text: str, goal: str, makes: bool
+) -> None:
+    assert makes_goal(text, goal) is makes

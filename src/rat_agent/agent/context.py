@@ -220,8 +220,9 @@ class Context:
         default=True,
         metadata={
             "description": "Plans (output 'steps', methods rat and rat_noncausal): one call "
-            "names what the task asks for, and draft steps after the first one that names it "
-            "are dropped unchecked: the plan ends where the task is done."
+            "names what the task asks for; draft steps after the first one that names it, "
+            "and steps after a checked step that makes it, are dropped unchecked: the plan "
+            "ends where the task is done."
         },
     )
     fact_choices: int = field(

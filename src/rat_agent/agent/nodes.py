@@ -75,12 +75,21 @@ def context_of(runtime: Runtime[Context] | None) -> Context:
     return runtime.context
 
 
-def _skipped(state: State, meta: DraftMeta) -> str:
+def _skipped(state: State, meta: DraftMeta, ctx: Context) -> str:
     """Why draft step `index` is dropped unchecked, if it is: the goal came before it, or it
     was inserted for a need that an earlier step has met since (siblings inserted together
     may each need a crafting table; the first one made it)."""
     if meta["drop"]:
         return meta["drop"]
+    goal = state.get("goal", "")
+    if ctx.stop_at_goal and goal:
+        # A draft step that does not name the goal may be revised into the step that makes
+        # it, and a small model's later steps then make it again (seen: a chain-of-thought
+        # plan for a wooden pickaxe went on for 8 steps after the one that crafted it).
+        kept = [step for step in state["steps"] if step["status"] != "dropped"]
+        for n, step in enumerate(kept, start=1):
+            if repair.makes_goal(step["revised"], goal):
+                return f"the task is done at step {n}, which makes {goal!r}"
     if meta["makes"] and not repair.missing([meta["makes"]], state["steps"]):
         return f"{meta['makes']}: already made by an earlier step"
     return ""
@@ -271,7 +280,7 @@ class RatNodes:
         # A step checked again after its prerequisites looks up what it was for ("Get 2
         # sticks."), not its corrected text, whose inputs and tools would pull in their pages.
         draft = meta["original"] or state["drafts"][i]
-        if _skipped(state, meta):
+        if _skipped(state, meta, ctx):
             return ""  # dropped unchecked: nothing to look up
         # An inserted step's draft ("Get 8 planks.") already names exactly what to look up.
         if ctx.query_mode == "text" or meta["makes"]:
@@ -286,7 +295,7 @@ class RatNodes:
     def retrieve(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """R_i = top-k documents for Q_i. Failures are retried by the node's retry policy."""
         ctx = context_of(runtime)
-        if _skipped(state, repair.meta_at(state.get("meta", []), state["index"])):
+        if _skipped(state, repair.meta_at(state.get("meta", []), state["index"]), ctx):
             _sources_event(state, [], "")
             return {"documents": [], "support": None, "retrieval_error": ""}
         docs = self.search(ctx, state["query"])
@@ -348,7 +357,7 @@ class RatNodes:
         official = ctx.method == "rat_official_layout"
         grounded = ctx.grounded() and ctx.revise_scope == "step" and not official
         support = state.get("support")
-        if skip := _skipped(state, meta):
+        if skip := _skipped(state, meta, ctx):
             step.update({"revised": "", "status": "dropped", "note": skip})
         elif not documents:
             step["note"] = step["note"] or "no documents retrieved"

@@ -561,6 +561,19 @@ def goal_step(goal: str, drafts: Sequence[str]) -> int | None:
     return None
 
 
+def makes_goal(step: str, goal: str) -> bool:
+    """Whether a checked step makes the goal itself, named as the goal is ("Craft 1 block
+    of redstone" makes "Redstone Block"; "Mine 9 redstone ore" and "Craft 4 planks for the
+    chest" do not), as many as it asks for."""
+    wanted, made = item(goal), product(step)
+    return (
+        made is not None
+        and bool(wanted.words)
+        and made.words == wanted.words
+        and (wanted.count is None or (made.count or 1) >= wanted.count)
+    )
+
+
 # Words after which a noun is named plainly, with no kind of its own ("from 4 planks",
 # "needs: sticks").
 _LEAD = frozenset(
