@@ -151,8 +151,10 @@ def by_task(found: dict[str, list[Result]]) -> str:
                 row.append("")
             elif result.error:
                 row.append("error")
-            else:
-                row.append("yes" if result.score else f"step {result.failed_step}")
+            elif result.score:
+                row.append("yes")
+            else:  # a plan whose every step runs may still not reach the goal
+                row.append(f"step {result.failed_step}" if result.failed_step else "no goal")
         lines.append(f"| {task} | " + " | ".join(row) + " |")
     return "\n".join(lines)
 
