@@ -123,6 +123,16 @@ def test_plots_show_the_score_and_the_cost_of_each_method(tmp_path: Path) -> Non
         assert width > 600 and height > 300
 
 
+def test_a_partial_reports_bars_say_of_how_many_runs_their_share_is() -> None:
+    from rat_agent.eval.plots import score_labels
+
+    assert score_labels([0.0, 50.0], [4, 4]) == (["0%", "50%"], "4 runs per method")
+    assert score_labels([0.0, 80.0], [14, 5]) == (
+        ["0% of 14", "80% of 5"],
+        "runs per method differ (partial)",
+    )
+
+
 def test_a_changed_question_or_prompt_is_a_new_result(monkeypatch: pytest.MonkeyPatch) -> None:
     """Results are cached under the exact question and every prompt's wording."""
     import dataclasses

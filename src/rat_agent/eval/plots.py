@@ -23,11 +23,12 @@ def plot(
     costs = [mean_stats(rows) for rows in methods.values()]
 
     fig, ax = plt.subplots(figsize=(7, 3.5), layout="constrained")
+    labels, counted = score_labels(scores, [len(rows) for rows in methods.values()])
     bars = ax.bar(names, scores, color="#4C72B0")
-    ax.bar_label(bars, fmt="%.0f%%")
+    ax.bar_label(bars, labels=labels)
     ax.set_ylim(0, 105)
     ax.set_ylabel(f"{score_name} (%)")
-    ax.set_title(f"{title}: {score_name}, {len(next(iter(methods.values())))} runs per method")
+    ax.set_title(f"{title}: {score_name}, {counted}")
     ax.tick_params(axis="x", labelrotation=20)
     score_png = prefix.with_name(prefix.name + "-score.png")
     fig.savefig(score_png, dpi=120)
@@ -71,3 +72,12 @@ def plot(
     fig.savefig(cost_png, dpi=120)
     plt.close(fig)
     return [score_png, cost_png]
+
+
+def score_labels(scores: Sequence[float], runs: Sequence[int]) -> tuple[list[str], str]:
+    """Each bar's label and the title's count of runs. A partial report's methods may have
+    done different numbers of runs; each bar then says of how many its share is."""
+    if len(set(runs)) <= 1:
+        return [f"{s:.0f}%" for s in scores], f"{runs[0] if runs else 0} runs per method"
+    labels = [f"{s:.0f}% of {n}" for s, n in zip(scores, runs, strict=True)]
+    return labels, "runs per method differ (partial)"
