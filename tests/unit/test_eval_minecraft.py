@@ -498,3 +498,32 @@ def test_the_station_a_step_crafts_with_is_not_an_ingredient() -> None:
 def test_a_plural_name_in_the_singular_keeps_its_count() -> None:
     plan = WOOD + "STEP 5: Craft 1 oak plank to get 4 sticks"
     failed(check_plan("stick", plan), 5, "takes 2")
+
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        "Mine 3 blocks of Iron Ore with a Stone Pickaxe.",
+        "Mine 3 blocks of iron ore from the ground using a stone pickaxe.",
+        "Mine 3 block of iron ore with the stone pickaxe",
+    ],
+)
+def test_blocks_of_an_ore_are_an_amount_of_that_ore(step: str) -> None:
+    """Seen in the bundled model's plans: "1 block of Gold Ore" is gold ore, not a block of
+    gold (an item of its own) followed by the word "ore"."""
+    plan = IRON_PICKAXE.replace("Mine 3 iron ore with a stone pickaxe.", step)
+    assert check_plan("iron_pickaxe", plan).executable
+    plan = IRON_PICKAXE + (
+        "STEP 14: Mine 1 block of Gold Ore from the ground using an Iron Pickaxe.\n"
+    )
+    assert check_plan("raw_gold", plan).executable
+    failed(check_plan("gold_block", plan), None, "goal never reached")
+
+
+def test_a_block_of_a_material_is_still_that_block() -> None:
+    plan = IRON_PICKAXE + (
+        "STEP 14: Mine 9 gold ore with the iron pickaxe.\nSTEP 15: Chop 2 logs.\n"
+        "STEP 16: Craft 8 planks.\nSTEP 17: Smelt 9 raw gold into 9 gold ingots using "
+        "8 planks as fuel.\nSTEP 18: Craft 1 block of gold from 9 gold ingots.\n"
+    )
+    assert check_plan("gold_block", plan).executable, check_plan("gold_block", plan)

@@ -459,14 +459,25 @@ def _mentions(world: World, tokens: Sequence[str]) -> list[_Mention]:
     or right after in "x4"/"(4)" form."""
     found: list[_Mention] = []
     prep: str | None = None
-    i = 0
-    while i < len(tokens):
+
+    def longest(i: int) -> tuple[int, tuple[str, ...] | None]:
         words = [world.normalize(t) for t in tokens[i : i + 6]]
         for n in range(len(words), 0, -1):
-            candidates = world.aliases.get(" ".join(words[:n]))
-            if candidates:
-                break
-        else:
+            if candidates := world.aliases.get(" ".join(words[:n])):
+                return n, candidates
+        return 0, None
+
+    i = 0
+    while i < len(tokens):
+        n, candidates = longest(i)
+        # "1 block of gold ore" is an amount of gold ore, not a block of gold and "ore":
+        # "block(s) of" is a unit when what follows it names a longer item.
+        if candidates and tokens[i] in ("block", "blocks") and tokens[i + 1 : i + 2] == ["of"]:
+            after, _ = longest(i + 2)
+            if after and i + 2 + after > i + n:
+                i += 2
+                continue
+        if not candidates:
             if tokens[i] in _PREPS:
                 prep = tokens[i]
             elif tokens[i] in ("(", ":", "+", "="):  # "pickaxe (3 planks + 2 sticks)"
