@@ -161,7 +161,7 @@ def eval_command(args: argparse.Namespace) -> int:
         task = bar.add_task("eval", total=None)
 
         def progress(done: int, total: int) -> None:
-            if plain is not None:  # a log or a pipe: a line per finished run, not a bar
+            if plain is not None:  # a log or a pipe: lines (at most one per 10 s), not a bar
                 plain("evaluated", done, total)
             else:
                 bar.update(task, completed=done, total=total)
