@@ -27,7 +27,20 @@ START_TIMEOUT_S="${RAT_SERVE_START_TIMEOUT:-120}"
 die() { echo "serve.sh: $*" >&2; exit 1; }
 log() { echo "serve.sh: $*" >&2; }
 
-alive() { [[ -f "$1" ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
+# A killed worker stays a zombie until PID 1 reaps it, which some container inits do only
+# every few seconds; kill -0 succeeds on a zombie, so read its state instead.
+running() {
+    local stat
+    [[ -d /proc ]] || { kill -0 "$1" 2>/dev/null; return; }
+    stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
+    stat="${stat##*) }"  # the field after the command name, which may hold spaces
+    [[ "${stat:0:1}" != Z ]]
+}
+alive() { [[ -f "$1" ]] && running "$(cat "$1")"; }
+
+port_open() {
+    "$PY" -c "import socket, sys; socket.create_connection(('127.0.0.1', int(sys.argv[1])), 1)" "$1" 2>/dev/null
+}
 
 free_port() {
     "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -82,7 +95,7 @@ write_config() {
 start_worker() {  # I [MIGRATE]
     local i="$1" migrate="${2:-false}" w="$DIR/worker-$1" port
     mkdir -p "$w"
-    if alive "$w/pid"; then return 0; fi
+    if alive "$w/pid"; then echo "http://127.0.0.1:$(cat "$w/port")"; return 0; fi
     if [[ "$BASE_PORT" == 0 ]]; then  # any free port, kept across restarts of this worker
         port="$(cat "$w/port" 2>/dev/null || free_port)"
     else
@@ -119,13 +132,20 @@ start() {
     for ((i = 1; i < n; i++)); do start_worker "$i"; done
 }
 
-stop_worker() {
+stop_worker() {  # returns once the process is gone and its port is free for the next one
     local w="$DIR/worker-$1" pid
     alive "$w/pid" || return 0
     pid="$(cat "$w/pid")"
     kill -TERM "$pid" 2>/dev/null || true
-    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null || true
+    for _ in $(seq 100); do running "$pid" || break; sleep 0.1; done
+    if running "$pid"; then
+        kill -KILL "$pid" 2>/dev/null || true
+        for _ in $(seq 50); do running "$pid" || break; sleep 0.1; done
+        running "$pid" && die "worker $1 (pid $pid) outlived SIGKILL"
+    fi
+    rm -f "$w/pid"
+    for _ in $(seq 50); do port_open "$(cat "$w/port")" || return 0; sleep 0.1; done
+    die "worker $1 stopped, but port $(cat "$w/port") still answers"
 }
 
 stop() {
