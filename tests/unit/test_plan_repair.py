@@ -127,6 +127,63 @@ def test_repair_is_bounded_by_repair_steps() -> None:
     ]
 
 
+# A model that, asked for a furnace, writes the step before it: mining its cobblestone.
+ONE_LEVEL_DOWN = {
+    "Cook a meal.": (
+        "Cooking: 1 Meat gives 1 Meal in a Furnace.",
+        "Cook 1 meal from 1 meat in a furnace.",
+        "1 meat, a furnace",
+    ),
+    "Get 1 meat.": ("Hunting: hunt a cow; it drops 1 Meat.", "Hunt 1 meat.", "none"),
+    "Get a furnace.": (
+        "Crafting: 8 Cobblestone gives 1 Furnace. Needs a Crafting Table.",
+        "Mine 8 cobblestone with a pickaxe.",
+        "a pickaxe",
+    ),
+    # checked again after its prerequisites, as repair rewrote it
+    "Craft 1 furnace from 8 cobblestone in a crafting table.": (
+        "Crafting: 8 Cobblestone gives 1 Furnace. Needs a Crafting Table.",
+        "Craft 1 furnace from 8 cobblestone in a crafting table.",
+        "8 cobblestone, a crafting table",
+    ),
+    "Get 8 cobblestone.": (
+        "Mining: mine Stone with a pickaxe; it drops 1 Cobblestone.",
+        "Mine 8 cobblestone.",
+        "none",
+    ),
+    "Get a crafting table.": ("Found in villages: 1 Crafting Table.", "Find 1 crafting table.", ""),
+}
+
+
+def test_a_step_written_for_what_its_need_needs_makes_its_need() -> None:
+    """ "Get a furnace." revised as the mining of its cobblestone becomes the furnace's
+    recipe from its quote, and the mining is inserted before it as a prerequisite; kept as
+    written, it would count as the furnace and no step would make one."""
+
+    def respond(kind: str, messages: list[BaseMessage]) -> str:
+        if kind == "draft":
+            return "STEP 1: Cook a meal."
+        if kind == "query":
+            return current_step(messages)
+        step = current_step(messages)
+        fact, revised, needs = next(
+            reply for draft, reply in ONE_LEVEL_DOWN.items() if step in (draft, reply[1])
+        )
+        return f"FACT: 1a. {fact}\nSTEP: {revised}\nNEEDS: {needs or 'none'}"
+
+    result, _ = run(ScriptedModel(respond=respond, calls=[]))
+    assert [s["revised"] for s in result["steps"]] == [
+        "Hunt 1 meat.",
+        "Mine 8 cobblestone.",
+        "Find 1 crafting table.",
+        "Craft 1 furnace from 8 cobblestone in a crafting table.",
+        "Cook 1 meal from 1 meat in a furnace.",
+    ]
+    furnace = result["steps"][3]
+    assert furnace["makes"] == "a furnace" and furnace["status"] == "inserted"
+    assert furnace["needs"] == ["8 cobblestone", "a crafting table"]
+
+
 def test_a_step_never_becomes_its_own_prerequisite() -> None:
     plain, _ = run(grounded_model("STEP 1: Craft a chest."))
     result, _ = run(grounded_model("STEP 1: Craft a chest.", own=True))

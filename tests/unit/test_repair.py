@@ -276,6 +276,43 @@ def test_a_recipe_takes_the_inputs_of_the_quote_that_makes_its_product() -> None
         assert follow(step, ["x"], fact) == (step, ["x"])
 
 
+def test_a_step_written_as_an_input_of_what_it_was_inserted_for_makes_that() -> None:
+    from rat_agent.agent.repair import redirect
+
+    furnace = (
+        "Crafting: 8 Cobblestone (or Blackstone) gives 1 Furnace (3x3 shape). "
+        "Needs a Crafting Table (3x3 grid)."
+    )
+    mined = "Mine 8 cobblestones from the ground with a wooden pickaxe."
+    assert redirect(mined, ["a wooden pickaxe"], "a furnace", furnace) == (
+        "Craft 1 furnace from 8 cobblestone in a crafting table.",
+        ["8 cobblestone"],
+    )
+    # run as often as the count it was inserted for takes; a role stays a role
+    ingot = (
+        "Smelting: 1 Raw Iron (or Iron Ore) + 1 Oak Planks (or Planks of any other kind) "
+        "as fuel gives 1 Iron Ingot in a Furnace."
+    )
+    assert redirect("Mine 3 raw iron from iron ore.", [], "3 iron ingots", ingot) == (
+        "Smelt 3 iron ingot from 3 raw iron using 3 oak planks as fuel in a furnace.",
+        ["3 raw iron"],
+    )
+    sticks = "Crafting: 2 Planks gives 4 Stick. Fits the 2x2 grid: no Crafting Table needed."
+    assert redirect("Craft 4 planks from 1 log.", [], "2 sticks", sticks)[0] == (
+        "Craft 4 stick from 2 planks."
+    )
+    # it makes what it was inserted for; its product is no input of the quote's recipe;
+    # the quote has no recipe for it, or no heading to take the verb from: as written
+    for step, makes, fact in (
+        ("Craft 1 furnace from 8 cobblestone.", "a furnace", furnace),
+        ("Mine 8 stone with a wooden pickaxe.", "a furnace", furnace),
+        ("Mine 3 raw iron.", "3 iron ingots", "Mining: mine Iron Ore; it drops 1 Raw Iron."),
+        ("Mine 8 cobblestones.", "a furnace", "8 Cobblestone gives 1 Furnace."),
+        ("Mine 8 cobblestones.", "", furnace),
+    ):
+        assert redirect(step, ["x"], makes, fact) == (step, ["x"])
+
+
 def test_what_a_step_uses_is_needed_whether_listed_or_not() -> None:
     from rat_agent.agent.repair import with_uses
 

@@ -396,7 +396,10 @@ class RatNodes:
                     {"revised": "", "status": "dropped", "note": found.drop, "fact": found.fact}
                 )
             elif parsing.says_something(found.step):
-                text, needs = repair.follow(found.step, found.needs, found.fact)
+                text, needs = found.step, found.needs
+                if meta["makes"]:  # the model may write a prerequisite of what it was asked
+                    text, needs = repair.redirect(text, needs, meta["makes"], found.fact)
+                text, needs = repair.follow(text, needs, found.fact)
                 text, needs = repair.agree(text, needs, found.fact)
                 if meta["makes"]:  # a prerequisite: as many as the step after it uses
                     text, needs = repair.scale(text, needs, meta["makes"], found.fact)

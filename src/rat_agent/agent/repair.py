@@ -252,8 +252,20 @@ def follow(step: str, needs: Sequence[str], fact: str) -> tuple[str, list[str]]:
     if not inputs or all(any(_same(use, item(text)) for text in inputs) for use in uses):
         return step, list(needs)
     runs = math.ceil(made.count / (out.count or 1))
+    rewritten, used = _quoted_recipe(
+        found["verb"], runs * (out.count or 1), found["what"], inputs, runs, fact, found["tool"]
+    )
+    kept = [need for need in needs if not any(_same(item(need), use) for use in uses)]
+    return rewritten, [*used, *kept]
+
+
+def _quoted_recipe(
+    verb: str, count: int, what: str, inputs: Sequence[str], runs: int, fact: str, tool: str | None
+) -> tuple[str, list[str]]:
+    """A step that runs the quote's recipe `runs` times, and what it uses up: what the quote
+    uses in a role ("1 Oak Planks as fuel") is named in that role, once."""
     plain = _ASIDE.sub(" ", fact.lower())
-    used, burned, tool = [], "", found["tool"] or ""
+    used, burned, tool = [], "", tool or ""
     for text in inputs:
         scaled = _times(text, runs)
         role = re.search(re.escape(text) + r"\s+as\s+(\w+)", plain)  # "1 planks as fuel"
@@ -261,12 +273,54 @@ def follow(step: str, needs: Sequence[str], fact: str) -> tuple[str, list[str]]:
             used.append(scaled)
         elif not item(text).words & set(_phrase(tool)):  # not named by the step already
             burned += f" using {scaled} as {role.group(1)}"
-    rewritten = (
-        f"{found['verb']} {runs * (out.count or 1)} {found['what']} from "
-        f"{' and '.join(used)}{burned}{tool}."
+    return f"{verb} {count} {what} from {' and '.join(used)}{burned}{tool}.", used
+
+
+# A quote's heading names what its recipe does ("Crafting: ...", "Smelting: ...").
+_HEADING = re.compile(r"^\s*([a-z]+)ing\s*:", re.I)
+# Where a recipe runs, as its quote says ("Needs a Crafting Table", "... in a Furnace.").
+_PLACE = re.compile(r"\b(?:needs?|in|at|using)\s+(an?\s+[a-z][a-z ]*?)\s*(?=[.,;:]|$)")
+
+
+def redirect(step: str, needs: Sequence[str], makes: str, fact: str) -> tuple[str, list[str]]:
+    """A step inserted to make one thing that the model wrote as making one of that thing's
+    inputs ("Get a furnace." revised as "Mine 8 cobblestones with a wooden pickaxe" against
+    "Crafting: 8 Cobblestone gives 1 Furnace") becomes the quote's recipe for what it was
+    inserted for ("Craft 1 furnace from 8 cobblestone in a crafting table"). The 1.5B model
+    writes the prerequisite one level down; kept as it is, the ledger would count a furnace
+    that no step makes. What it uses is then needed like anything else, so repair inserts
+    the step the model wrote before it. Left as it is where the step makes what it was
+    inserted for, or its quote has no such recipe, or no heading to name the verb by."""
+    wanted, made = item(makes), product(step)
+    heading = _HEADING.match(fact)
+    if not wanted.words or made is None or _same(wanted, made) or heading is None:
+        return step, list(needs)
+    quoted = counted(fact)
+    at = next(
+        (n for n, text in enumerate(quoted) if item(text).count and _same(item(text), wanted)),
+        None,
     )
-    kept = [need for need in needs if not any(_same(item(need), use) for use in uses)]
-    return rewritten, [*used, *kept]
+    if at is None:
+        return step, list(needs)
+    inputs = [text for text in quoted[:at] if item(text).words]
+    if not any(_same(made, item(text)) for text in inputs):
+        return step, list(needs)
+    stem = heading.group(1)
+    if len(stem) > 3 and stem[-1] == stem[-2]:  # "Stonecutting" -> "Stonecut"
+        stem = stem[:-1]
+    out = item(quoted[at])
+    runs = math.ceil((wanted.count or 1) / (out.count or 1))
+    plain = _NEGATED.sub(" ", _ASIDE.sub(" ", fact.lower()))
+    place = _PLACE.search(plain[heading.end() :])
+    return _quoted_recipe(
+        stem.capitalize(),
+        runs * (out.count or 1),
+        _LEADING.sub("", quoted[at]),
+        inputs,
+        runs,
+        fact,
+        f" in {place.group(1)}" if place else None,
+    )
 
 
 def agree(step: str, needs: Sequence[str], fact: str) -> tuple[str, list[str]]:
