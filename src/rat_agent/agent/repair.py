@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rat_agent.agent.state import DraftMeta, Step
@@ -240,14 +240,10 @@ def follow(step: str, needs: Sequence[str], fact: str) -> tuple[str, list[str]]:
     found, made = _recipe(step), product(step)
     if found is None or made is None or made.count is None:
         return step, list(needs)
-    quoted = counted(fact)
-    at = next(
-        (n for n, text in enumerate(quoted) if item(text).count and _is_product(item(text), made)),
-        None,
-    )
-    if at is None:
+    line = _quoted_line(fact, lambda out: _is_product(out, made))
+    if line is None:
         return step, list(needs)
-    out, inputs = item(quoted[at]), [text for text in quoted[:at] if item(text).words]
+    out, inputs = item(line[0]), line[1]
     uses = [item(text) for text in _inputs(found)]
     if not inputs or all(any(_same(use, item(text)) for text in inputs) for use in uses):
         return step, list(needs)
@@ -257,6 +253,16 @@ def follow(step: str, needs: Sequence[str], fact: str) -> tuple[str, list[str]]:
     )
     kept = [need for need in needs if not any(_same(item(need), use) for use in uses)]
     return rewritten, [*used, *kept]
+
+
+def _quoted_line(fact: str, makes: Callable[[Item], bool]) -> tuple[str, list[str]] | None:
+    """The first counted thing the quote names that `makes` accepts, and the counted things
+    named before it (its recipe's inputs: "8 Cobblestone gives 1 Furnace")."""
+    quoted = counted(fact)
+    for n, text in enumerate(quoted):
+        if item(text).count and makes(item(text)):
+            return text, [before for before in quoted[:n] if item(before).words]
+    return None
 
 
 def _quoted_recipe(
@@ -295,27 +301,23 @@ def redirect(step: str, needs: Sequence[str], makes: str, fact: str) -> tuple[st
     heading = _HEADING.match(fact)
     if not wanted.words or made is None or _same(wanted, made) or heading is None:
         return step, list(needs)
-    quoted = counted(fact)
-    at = next(
-        (n for n, text in enumerate(quoted) if item(text).count and _same(item(text), wanted)),
-        None,
-    )
-    if at is None:
+    line = _quoted_line(fact, lambda out: _same(out, wanted))
+    if line is None:
         return step, list(needs)
-    inputs = [text for text in quoted[:at] if item(text).words]
+    product_text, inputs = line
     if not any(_same(made, item(text)) for text in inputs):
         return step, list(needs)
     stem = heading.group(1)
     if len(stem) > 3 and stem[-1] == stem[-2]:  # "Stonecutting" -> "Stonecut"
         stem = stem[:-1]
-    out = item(quoted[at])
+    out = item(product_text)
     runs = math.ceil((wanted.count or 1) / (out.count or 1))
     plain = _NEGATED.sub(" ", _ASIDE.sub(" ", fact.lower()))
     place = _PLACE.search(plain[heading.end() :])
     return _quoted_recipe(
         stem.capitalize(),
         runs * (out.count or 1),
-        _LEADING.sub("", quoted[at]),
+        _LEADING.sub("", product_text),
         inputs,
         runs,
         fact,
