@@ -421,6 +421,23 @@ def test_ctrl_c_during_ingest_says_what_is_kept(tmp_path: Path) -> None:
     )
 
 
+def test_eval_keep_runs_lets_show_explain_each_score(
+    fake_world: ScriptedModel, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    args = ("eval", "--methods", "rat", "--tasks", "1", "--retriever", "fake", "--out", str(out))
+    assert rat(*args, "--label", "t", "--keep-runs") == 0
+    assert "runs kept: rat show KEY" in capsys.readouterr().err
+    (row,) = [json.loads(line) for line in (out / "t.jsonl").read_text().splitlines()]
+    assert rat("show", row["key"], "--json") == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["status"] == "finished" and shown["answer"] == row["answer"]
+    assert [s["status"] for s in shown["steps"]] == ["revised"] * 3 and shown["drafts"]
+    assert rat(*args, "--label", "u", "--set", "k=2") == 0
+    (other,) = [json.loads(line) for line in (out / "u.jsonl").read_text().splitlines()]
+    assert rat("show", other["key"]) == 2  # without --keep-runs nothing is kept
+
+
 def test_eval_reports_progress_as_lines_when_stderr_is_not_a_terminal(
     fake_world: ScriptedModel, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

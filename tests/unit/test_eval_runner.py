@@ -155,6 +155,33 @@ def test_a_changed_question_or_prompt_is_a_new_result(monkeypatch: pytest.Monkey
     assert len(model.calls) == before + 2
 
 
+def test_a_graph_with_a_checkpointer_keeps_each_run_under_its_key() -> None:
+    """`rat eval --keep-runs`: a score can be explained from the run's own state, and a
+    run computed again replaces its thread rather than continuing the finished one."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    saver = InMemorySaver()
+    model = planner()
+    graph = build_graph(
+        llm=model, retriever=ListRetriever(documents=wiki_docs(1)), checkpointer=saver
+    )
+    context = {"model": "fake", "max_steps": 32}
+    first = run_minecraft(["cot", "direct"], context=context, tasks=TASKS[:2], graph=graph)
+    for result in first:
+        config: Any = {"configurable": {"thread_id": result.key}}
+        values = graph.get_state(config).values
+        assert values["question"] in PLANS and values["answer"] == result.answer
+        assert values["settings"]["method"] == result.method
+    kept = {r.key: len(list(saver.list({"configurable": {"thread_id": r.key}}))) for r in first}
+    cache_file("minecraft").unlink()  # computed again, under the same keys
+    again = run_minecraft(["cot", "direct"], context=context, tasks=TASKS[:2], graph=graph)
+    assert [r.key for r in again] == [r.key for r in first]
+    for result in again:
+        config = {"configurable": {"thread_id": result.key}}
+        assert len(list(saver.list(config))) == kept[result.key]
+        assert graph.get_state(config).values["answer"] == result.answer
+
+
 def test_results_are_keyed_by_the_methods_code_not_the_harness(tmp_path: Path) -> None:
     from rat_agent.eval.runner import code_fingerprint
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from contextlib import ExitStack
 from dataclasses import asdict
 from importlib.util import find_spec
 from pathlib import Path
@@ -120,6 +121,12 @@ def add_command(sub: Any) -> None:
         help="score the answers already there again, with the checker as it is now",
     )
     cmd.add_argument(
+        "--keep-runs",
+        action="store_true",
+        help="keep every run this call computes in the checkpoint store (as `rat ask` does), "
+        "its thread id the result's key: `rat show KEY` shows why it scored as it did",
+    )
+    cmd.add_argument(
         "--out", default="benchmarks/results", help="folder for the results file, table and plots"
     )
 
@@ -166,18 +173,26 @@ def eval_command(args: argparse.Namespace) -> int:
             else:
                 bar.update(task, completed=done, total=total)
 
-        results = runner.run(
-            args.benchmark,
-            cases,
-            methods,
-            score=score,
-            context=context,
-            concurrency=args.concurrency,
-            seed=out / f"{name}.jsonl",
-            cached_only=args.cached_only,
-            rescore=args.rescore,
-            progress=progress,
-        )
+        with ExitStack() as stack:
+            graph = None
+            if args.keep_runs:
+                from rat_agent.agent.graph import build_graph
+                from rat_agent.persistence.checkpoints import checkpointer
+
+                graph = build_graph(checkpointer=stack.enter_context(checkpointer()))
+            results = runner.run(
+                args.benchmark,
+                cases,
+                methods,
+                score=score,
+                context=context,
+                concurrency=args.concurrency,
+                graph=graph,
+                seed=out / f"{name}.jsonl",
+                cached_only=args.cached_only,
+                rescore=args.rescore,
+                progress=progress,
+            )
     if not results:
         raise ConfigError("no runs computed yet for these settings")
     expected = len(cases) * len(methods)
@@ -215,6 +230,8 @@ def eval_command(args: argparse.Namespace) -> int:
         f"- plots: {', '.join(p.name for p in plots)}\n{partial}\n{markdown}\n"
     )
     console().print(markdown)
+    if args.keep_runs:
+        err.print(f"runs kept: rat show KEY, with a run's key from {out / name}.jsonl")
     return 0
 
 

@@ -19,6 +19,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
 from rat_agent.agent.context import Context, Method
 from rat_agent.errors import ConfigError
 from rat_agent.minecraft.simulator import check_plan
@@ -146,6 +148,11 @@ def run(
     `cached_only` computes nothing and returns what is there (the report of a run that is
     still going, or was stopped). `rescore` scores every cached answer again, with the
     scorer as it is now (after a fix to the checker, say).
+
+    A `graph` compiled with a checkpointer keeps each run it computes there, under the
+    result's key as thread id, so `rat show KEY` explains a score (the plan-repair ledger,
+    each step's evidence) and time travel replays it from any step. A key run again
+    replaces its old thread: invoking a finished thread would continue it instead.
     """
     from rat_agent.agent.graph import build_graph
     from rat_agent.providers.stats import RunStats
@@ -153,6 +160,7 @@ def run(
     for method in methods:
         Context(**{**context, "method": method})  # bad settings fail before any work
     graph = graph or build_graph()
+    saver = graph.checkpointer if isinstance(graph.checkpointer, BaseCheckpointSaver) else None
     path = cache_file(benchmark)
     cached = {**(_load(seed) if seed else {}), **_load(path)}
     lock = threading.Lock()
@@ -182,6 +190,8 @@ def run(
         nonlocal done
         case, method, settings, key = item
         stats = RunStats()
+        if saver is not None:  # outside the try: a store that fails stops the evaluation
+            saver.delete_thread(key)
         try:
             # A thread id per run: with a many-slot local server, concurrent runs then keep
             # a slot pair each (LocalChat.slot) instead of sharing one.
