@@ -77,6 +77,7 @@ def test_a_call_sends_what_the_server_needs_and_reads_usage(httpserver: HTTPServ
         "max_completion_tokens": 7,
         "repeat_penalty": 1.1,
         "stop": ["\n"],
+        "cache_prompt": False,  # its first call: see the next test
     }
     assert reply.content == "Hello"
     assert reply.response_metadata["finish_reason"] == "stop"
@@ -228,3 +229,47 @@ def test_query_and_revision_calls_keep_a_slot_each(httpserver: HTTPServer) -> No
     # Outside a graph (an embedder's own call) it goes to the first slot of a pair; streams too.
     list(_model(httpserver, slots=2).stream("Hi"))
     assert httpserver.log[-1][0].get_json()["id_slot"] == 0
+
+
+def test_a_runs_first_call_on_a_slot_does_not_reuse_another_runs_cache(
+    httpserver: HTTPServer,
+) -> None:
+    """llama.cpp's logits differ with the batches a reused prefix was computed in, so a
+    greedy plan depended on which task ran before it: a run's first call on each slot
+    prefills its whole prompt, its later calls reuse their own prefix."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import END, START, StateGraph
+    from typing_extensions import TypedDict
+
+    from rat_agent.agent.graph import REVISE_STEP, TO_QUERY
+
+    class State(TypedDict):
+        n: int
+
+    httpserver.expect_request("/v1/chat/completions").respond_with_handler(_completion)
+    model = _model(httpserver, slots=2)
+
+    def query(state: State) -> State:
+        model.invoke("query")
+        return state
+
+    def revise(state: State) -> State:
+        model.invoke("revise")
+        model.invoke("revise again")
+        return state
+
+    builder = StateGraph(State)
+    builder.add_node(TO_QUERY, query)
+    builder.add_node(REVISE_STEP, revise)
+    builder.add_edge(START, TO_QUERY)
+    builder.add_edge(TO_QUERY, REVISE_STEP)
+    builder.add_edge(REVISE_STEP, END)
+    graph = builder.compile(checkpointer=InMemorySaver())
+    for thread in ("a", "b", "a"):
+        graph.invoke({"n": 0}, {"configurable": {"thread_id": thread}})
+    calls = [
+        (body["id_slot"], body.get("cache_prompt", True))
+        for body in (request.get_json() for request, _ in httpserver.log)
+    ]
+    fresh_run = [(1, False), (0, False), (0, True)]
+    assert calls == fresh_run * 2 + [(1, True), (0, True), (0, True)]  # "a" again: its own

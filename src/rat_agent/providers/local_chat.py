@@ -14,7 +14,9 @@ import functools
 import json
 import os
 import ssl
+import threading
 import zlib
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -29,7 +31,9 @@ from langchain_core.messages import (
 )
 from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from pydantic import Field, SecretStr
+from pydantic import Field, PrivateAttr, SecretStr
+
+_SEEN_RUNS = 1024  # runs remembered per model; one forgotten gets a fresh prefill, no more
 
 
 class LocalServerError(Exception):
@@ -55,6 +59,9 @@ class LocalChat(BaseChatModel):
     """The server's parallel slots; with two or more, calls are pinned to slots (`slot`)."""
     second_slot_nodes: frozenset[str] = frozenset({"to_query"})
     """Graph nodes whose calls go to the second slot of a pair: RAT's query calls."""
+    _seen: OrderedDict[tuple[int | None, str], None] = PrivateAttr(default_factory=OrderedDict)
+    """(slot, run) pairs that have made a call, oldest first (slot None: the server picks)."""
+    _seen_lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     def slot(self, run_manager: Any) -> int | None:
         """The server slot for this call, or None to let the server choose.
@@ -73,11 +80,33 @@ class LocalChat(BaseChatModel):
         if self.slots < 2:
             return None
         metadata = getattr(run_manager, "metadata", None) or {}
-        run = f"{os.getpid()}:{metadata.get('thread_id', '')}"
+        run = _run(run_manager)
         first = 2 * (zlib.crc32(run.encode()) % ((self.slots + 1) // 2))
         if first + 1 == self.slots:
             return first
         return first + (metadata.get("langgraph_node") in self.second_slot_nodes)
+
+    def _reuses(self, slot: int | None, run: str) -> bool:
+        """Whether this call may reuse the KV cache its slot holds: not on a run's first
+        call there.
+
+        Why: llama.cpp computes a reused prefix in other batches than a fresh prefill would,
+        and its logits are not bit-for-bit the same across batch sizes (its server README,
+        `cache_prompt`). A greedy reply then depended on which run had used the slot before,
+        so a task's plan changed with the tasks an evaluation ran before it. With a fresh
+        first call, a run's replies depend only on its own calls whenever runs take turns
+        (an evaluation, the CLI). It costs the system message and instruction a run could
+        have shared with the one before; the prefix its own steps share is still reused.
+        Runs that interleave on one slot still reuse each other's prefixes after their first
+        call, as before: their replies depend on timing anyway (continuous batching).
+        """
+        with self._seen_lock:
+            reuse = (slot, run) in self._seen
+            self._seen[slot, run] = None
+            self._seen.move_to_end((slot, run))
+            while len(self._seen) > _SEEN_RUNS:
+                self._seen.popitem(last=False)
+        return reuse
 
     @property
     def _llm_type(self) -> str:
@@ -111,6 +140,8 @@ class LocalChat(BaseChatModel):
             body["stop"] = stop
         if (slot := self.slot(run_manager)) is not None:
             body["id_slot"] = slot  # llama.cpp's field; the request waits for that slot
+        if not self._reuses(slot, _run(run_manager)):
+            body["cache_prompt"] = False
         if stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
@@ -199,6 +230,13 @@ class LocalChat(BaseChatModel):
                     if run_manager and chunk.text:
                         await run_manager.on_llm_new_token(chunk.text, chunk=chunk)
                     yield chunk
+
+
+def _run(run_manager: Any) -> str:
+    """The run a call belongs to: this process and the graph thread (a call outside a graph
+    belongs to none, so such calls share a slot's cache with each other)."""
+    metadata = getattr(run_manager, "metadata", None) or {}
+    return f"{os.getpid()}:{metadata.get('thread_id', '')}"
 
 
 @functools.cache

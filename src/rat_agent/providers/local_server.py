@@ -35,10 +35,13 @@ log = logging.getLogger(__name__)
 #: Context window of every local server: RAT prompts (task, revised steps, retrieved text)
 #: stay well below this; the KV cache for it costs ~230 MB with the default model.
 N_CTX = 8192
-#: Host-RAM budget for llama.cpp's prompt cache: when consecutive calls alternate between
-#: prompts with different prefixes (query vs. revise), the slot's previous state is saved
-#: here and restored instead of being recomputed.
-CACHE_RAM_MIB = 2048
+#: Host-RAM budget for llama.cpp's prompt cache, off: it saved a slot's state and restored
+#: it for a later prompt that matched it better, even a pinned slot's. A restored prefix
+#: changes the greedy reply (the logits differ bit for bit from a whole prefill), so a
+#: run's plan depended on what the server had run before (benchmarks/reproducibility.py).
+#: It saved nothing within a run: each run's query and revision calls keep a slot each
+#: (LocalChat.slot), whose own prefix is all they share.
+CACHE_RAM_MIB = 0
 HEALTH_TIMEOUT_S = 60.0
 
 
