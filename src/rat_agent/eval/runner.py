@@ -19,8 +19,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from langgraph.checkpoint.base import BaseCheckpointSaver
-
 from rat_agent.agent.context import Context, Method
 from rat_agent.errors import ConfigError
 from rat_agent.minecraft.simulator import check_plan
@@ -154,6 +152,8 @@ def run(
     each step's evidence) and time travel replays it from any step. A key run again
     replaces its old thread: invoking a finished thread would continue it instead.
     """
+    from langgraph.checkpoint.base import BaseCheckpointSaver  # not at import: `rat --help`
+
     from rat_agent.agent.graph import build_graph
     from rat_agent.providers.stats import RunStats
 
