@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -164,8 +165,9 @@ def test_the_nodes_classify_its_errors_like_any_providers(httpserver: HTTPServer
         nodes.ask(Context(), "draft", [HumanMessage("Hi")])
 
 
-def _slots_used(server: HTTPServer, slots: int, threads: list[str]) -> list[tuple[str, str, Any]]:
-    """(thread, node, id_slot) of each call RAT's query and revision nodes make."""
+def _two_node_graph(query: Callable[[], object], revise: Callable[[], object]) -> Any:
+    """A graph of RAT's query node then its revision node, each making `query`'s or
+    `revise`'s calls: the node names are what LocalChat pins slots by."""
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.graph import END, START, StateGraph
     from typing_extensions import TypedDict
@@ -175,19 +177,28 @@ def _slots_used(server: HTTPServer, slots: int, threads: list[str]) -> list[tupl
     class State(TypedDict):
         n: int
 
-    model = _model(server, slots=slots)
+    def node(calls: Callable[[], object]) -> Callable[[State], State]:
+        def run(state: State) -> State:
+            calls()
+            return state
 
-    def call(state: State) -> State:
-        model.invoke("Hi")
-        return {"n": state["n"] + 1}
+        return run
 
     builder = StateGraph(State)
-    builder.add_node(TO_QUERY, call)
-    builder.add_node(REVISE_STEP, call)
+    builder.add_node(TO_QUERY, node(query))
+    builder.add_node(REVISE_STEP, node(revise))
     builder.add_edge(START, TO_QUERY)
     builder.add_edge(TO_QUERY, REVISE_STEP)
     builder.add_edge(REVISE_STEP, END)
-    graph = builder.compile(checkpointer=InMemorySaver())
+    return builder.compile(checkpointer=InMemorySaver())
+
+
+def _slots_used(server: HTTPServer, slots: int, threads: list[str]) -> list[tuple[str, str, Any]]:
+    """(thread, node, id_slot) of each call RAT's query and revision nodes make."""
+    from rat_agent.agent.graph import REVISE_STEP, TO_QUERY
+
+    model = _model(server, slots=slots)
+    graph = _two_node_graph(lambda: model.invoke("Hi"), lambda: model.invoke("Hi"))
     before = len(server.log)
     for thread in threads:
         graph.invoke({"n": 0}, {"configurable": {"thread_id": thread}})
@@ -237,34 +248,14 @@ def test_a_runs_first_call_on_a_slot_does_not_reuse_another_runs_cache(
     """llama.cpp's logits differ with the batches a reused prefix was computed in, so a
     greedy plan depended on which task ran before it: a run's first call on each slot
     prefills its whole prompt, its later calls reuse their own prefix."""
-    from langgraph.checkpoint.memory import InMemorySaver
-    from langgraph.graph import END, START, StateGraph
-    from typing_extensions import TypedDict
-
-    from rat_agent.agent.graph import REVISE_STEP, TO_QUERY
-
-    class State(TypedDict):
-        n: int
-
     httpserver.expect_request("/v1/chat/completions").respond_with_handler(_completion)
     model = _model(httpserver, slots=2)
 
-    def query(state: State) -> State:
-        model.invoke("query")
-        return state
-
-    def revise(state: State) -> State:
+    def revise() -> object:
         model.invoke("revise")
-        model.invoke("revise again")
-        return state
+        return model.invoke("revise again")
 
-    builder = StateGraph(State)
-    builder.add_node(TO_QUERY, query)
-    builder.add_node(REVISE_STEP, revise)
-    builder.add_edge(START, TO_QUERY)
-    builder.add_edge(TO_QUERY, REVISE_STEP)
-    builder.add_edge(REVISE_STEP, END)
-    graph = builder.compile(checkpointer=InMemorySaver())
+    graph = _two_node_graph(lambda: model.invoke("query"), revise)
     for thread in ("a", "b", "a"):
         graph.invoke({"n": 0}, {"configurable": {"thread_id": thread}})
     calls = [

@@ -63,8 +63,9 @@ class LocalChat(BaseChatModel):
     """(slot, run) pairs that have made a call, oldest first (slot None: the server picks)."""
     _seen_lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
-    def slot(self, run_manager: Any) -> int | None:
-        """The server slot for this call, or None to let the server choose.
+    def slot(self, run: str, node: str | None) -> int | None:
+        """The server slot for a call of `run` (`_run`) from graph `node`, or None to let the
+        server choose.
 
         Why pin: a llama.cpp slot reuses the KV cache of its last prompt's prefix. RAT
         alternates query and revision calls whose prompts share only the system message and
@@ -79,12 +80,10 @@ class LocalChat(BaseChatModel):
         """
         if self.slots < 2:
             return None
-        metadata = getattr(run_manager, "metadata", None) or {}
-        run = _run(run_manager)
         first = 2 * (zlib.crc32(run.encode()) % ((self.slots + 1) // 2))
         if first + 1 == self.slots:
             return first
-        return first + (metadata.get("langgraph_node") in self.second_slot_nodes)
+        return first + (node in self.second_slot_nodes)
 
     def _reuses(self, slot: int | None, run: str) -> bool:
         """Whether this call may reuse the KV cache its slot holds: not on a run's first
@@ -138,9 +137,11 @@ class LocalChat(BaseChatModel):
         body.update(options)  # e.g. response_format, as an OpenAI client would send it
         if stop:
             body["stop"] = stop
-        if (slot := self.slot(run_manager)) is not None:
+        metadata = getattr(run_manager, "metadata", None) or {}
+        run = _run(metadata)
+        if (slot := self.slot(run, metadata.get("langgraph_node"))) is not None:
             body["id_slot"] = slot  # llama.cpp's field; the request waits for that slot
-        if not self._reuses(slot, _run(run_manager)):
+        if not self._reuses(slot, run):
             body["cache_prompt"] = False
         if stream:
             body["stream"] = True
@@ -232,10 +233,9 @@ class LocalChat(BaseChatModel):
                     yield chunk
 
 
-def _run(run_manager: Any) -> str:
+def _run(metadata: dict[str, Any]) -> str:
     """The run a call belongs to: this process and the graph thread (a call outside a graph
     belongs to none, so such calls share a slot's cache with each other)."""
-    metadata = getattr(run_manager, "metadata", None) or {}
     return f"{os.getpid()}:{metadata.get('thread_id', '')}"
 
 
