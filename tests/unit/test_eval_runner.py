@@ -222,6 +222,34 @@ def test_rescoring_reads_the_stored_answers_with_the_checker_as_it_is_now() -> N
     assert [r.answer for r in report] == [r.answer for r in first]
 
 
+def test_a_run_that_raised_is_kept_as_a_zero_until_errors_are_retried() -> None:
+    """A server that died mid-run must not stay a 0 in every later report."""
+    from rat_agent.eval import runner
+
+    down = [True]
+    plans = planner()
+
+    def respond(kind: str, messages: list[BaseMessage]) -> str:
+        if down[0] and TASKS[0].question in prompt_text(messages):
+            raise ConnectionResetError("the server went away")
+        return plans.respond(kind, messages)
+
+    model = ScriptedModel(respond=respond, calls=[])
+    graph = build_graph(llm=model, retriever=ListRetriever(documents=wiki_docs(1)))
+    context = {"model": "fake", "max_steps": 32}
+    first = run_minecraft(["cot"], context=context, tasks=TASKS, graph=graph)
+    assert [r.score for r in first] == [0.0, 1.0, 1.0]
+    assert "the server went away" in first[0].error and not first[1].error
+    down[0] = False
+    calls = len(model.calls)
+    assert run_minecraft(["cot"], context=context, tasks=TASKS, graph=graph) == first
+    assert len(model.calls) == calls  # cached, error and all
+    again = run_minecraft(["cot"], context=context, tasks=TASKS, graph=graph, retry_errors=True)
+    assert [r.score for r in again] == [1.0] * 3 and not again[0].error
+    assert again[1:] == first[1:]  # only the failed run was computed again
+    assert runner._load(cache_file("minecraft"))[first[0].key] == again[0]  # the last line wins
+
+
 def test_eval_flags_pick_a_stratified_split_and_any_context_field() -> None:
     from rat_agent.cli.eval import _settings
 

@@ -121,6 +121,11 @@ def add_command(sub: Any) -> None:
         help="score the answers already there again, with the checker as it is now",
     )
     cmd.add_argument(
+        "--retry-errors",
+        action="store_true",
+        help="run again the runs already there that raised (they score 0 until then)",
+    )
+    cmd.add_argument(
         "--keep-runs",
         action="store_true",
         help="keep every run this call computes in the checkpoint store (as `rat ask` does), "
@@ -191,6 +196,7 @@ def eval_command(args: argparse.Namespace) -> int:
                 seed=out / f"{name}.jsonl",
                 cached_only=args.cached_only,
                 rescore=args.rescore,
+                retry_errors=args.retry_errors,
                 progress=progress,
             )
     if not results:
@@ -218,18 +224,25 @@ def eval_command(args: argparse.Namespace) -> int:
         command += f" --samples {args.samples} --temperature {args.temperature:g}"
     if ks:
         command += f" --pass-k {args.pass_k}"
-    partial = ""
+    notes = ""
     if len(results) < expected:
-        partial = (
+        notes = (
             f"- partial: {len(results)} of {expected} runs so far; the command computes the rest\n"
+        )
+    if errors := sum(1 for r in results if r.error):
+        notes += (
+            f"- errors: {errors} runs raised and score 0 (`error` in the results file); "
+            "`--retry-errors` runs them again\n"
         )
     plots = plot(results, out / name, f"{args.benchmark}, {args.model}", score_name)
     (out / f"{name}.md").write_text(
         f"# {TITLES[args.benchmark]}, model {args.model}\n\n- command: `{command}`\n"
         f"- score: {SCORES[args.benchmark]}; cost is the mean per run\n"
-        f"- plots: {', '.join(p.name for p in plots)}\n{partial}\n{markdown}\n"
+        f"- plots: {', '.join(p.name for p in plots)}\n{notes}\n{markdown}\n"
     )
     console().print(markdown)
+    if errors:
+        err.print(f"{errors} runs raised and score 0; --retry-errors runs them again")
     if args.keep_runs:
         err.print(f"runs kept: rat show KEY, with a run's key from {out / name}.jsonl")
     return 0

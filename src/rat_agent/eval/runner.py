@@ -138,6 +138,7 @@ def run(
     seed: Path | None = None,
     cached_only: bool = False,
     rescore: bool = False,
+    retry_errors: bool = False,
 ) -> list[Result]:
     """Every (case, method) result, from the cache where it is already there.
 
@@ -145,7 +146,8 @@ def run(
     cached, so re-running a published command on a fresh clone computes only what is new.
     `cached_only` computes nothing and returns what is there (the report of a run that is
     still going, or was stopped). `rescore` scores every cached answer again, with the
-    scorer as it is now (after a fix to the checker, say).
+    scorer as it is now (after a fix to the checker, say). `retry_errors` runs again every
+    cached run that raised (a server that died mid-run, say), which otherwise stays a 0.
 
     A `graph` compiled with a checkpointer keeps each run it computes there, under the
     result's key as thread id, so `rat show KEY` explains a score (the plan-repair ledger,
@@ -169,7 +171,7 @@ def run(
         for method in methods:
             settings = {**context, "method": method}
             key = result_key(case, method, settings)
-            if key not in cached:
+            if key not in cached or (retry_errors and cached[key].error):
                 todo.append((case, method, settings, key))
             elif rescore and not cached[key].error:
                 checked = score(case, cached[key].answer)
