@@ -10,6 +10,11 @@ differs is only how the loop prompts: `rat` keeps a stable prefix (system, task,
 steps) that the server's KV cache serves, and revises one step; `rat_official_layout` puts
 the retrieved text first and rewrites the whole answer so far at every step. Framework
 overhead is wall time minus time in the model and in retrieval.
+
+"Cached" is what a run reuses of its own earlier calls only: since 34f5280 a run's first call
+on each slot prefills its whole prompt (LocalChat._reuses), so that its replies do not depend
+on the runs before it. The prefix a run could share with the one before (the system message
+and instruction) is processed again by design; benchmarks/reproducibility.py measures it.
 """
 
 from __future__ import annotations
@@ -81,7 +86,8 @@ def main() -> None:
     for n in step_counts:
         for i, goal in enumerate(goals):
             drafts = parse_steps(reference_plan(goal))[:n]
-            # alternate which goes first: the second run's draft may find its prefix cached
+            # alternate which goes first (before 34f5280 a run reused the prefix of the one
+            # before it; the order is kept so that older results compare)
             for method in methods if i % 2 == 0 else methods[::-1]:
                 context = {
                     **ARMS[method],
@@ -107,7 +113,8 @@ def main() -> None:
         f"k=3 · max_tokens 512 · {platform.machine()}, {len(os.sched_getaffinity(0))} "
         f"cores · start-up {startup:.1f} s (not in any run)\n\n"
         "Each run: one draft call, then the loop over exactly N given steps. Processed = "
-        "prompt tokens the model computed; cached = served from the server's prefix cache. "
+        "prompt tokens the model computed; cached = reused from the run's own earlier calls "
+        "(a run's first call on a slot prefills its whole prompt). "
         "Overhead = wall - model - retrieval.\n\n"
         + per_run(rows)
         + "\n\n## Other arm / rat, summed over the tasks\n\n"
