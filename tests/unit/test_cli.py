@@ -444,7 +444,7 @@ def test_eval_reports_progress_as_lines_when_stderr_is_not_a_terminal(
     """Under nohup or a pipe the bar draws nothing; a long evaluation must still say where
     it is (the first line counts what the cache already holds)."""
     out = tmp_path / "out"
-    args = ("eval", "--methods", "direct", "--tasks", "2", "--retriever", "fake")
+    args = ("eval", "--methods", "cot", "--tasks", "2", "--retriever", "fake")
     assert rat(*args, "--out", str(out), "--label", "t") == 0
     assert capsys.readouterr().err.splitlines() == ["evaluated 0/2", "evaluated 2/2"]
     assert rat(*args, "--out", str(out), "--label", "t") == 0
