@@ -219,6 +219,30 @@ def test_ask_shows_inserted_and_dropped_steps(
     assert steps[2]["note"] == "dancing makes nothing"
 
 
+def test_ask_shows_a_step_appended_for_the_goal(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def respond(kind: str, messages: list[BaseMessage]) -> str:
+        from fakes import current_step
+
+        if kind == "draft":
+            return "STEP 1: find a forest"
+        if kind == "goal":
+            return "planks"
+        if current_step(messages) == "Get planks.":
+            return "FACT: 1a. 1 log gives 4 planks\nSTEP: Craft 4 planks from 1 log\nNEEDS: none"
+        return f"FACT: 1a. forests\nSTEP: {current_step(messages)}\nNEEDS: none"
+
+    install_fakes(monkeypatch, ScriptedModel(respond=respond, calls=[]))
+    args = ("ask", "How do I make planks?", "--retriever", "fake", "--query-mode", "text")
+    assert rat(*args, "--reach-goal") == 0
+    out = capsys.readouterr().out
+    assert "needs Get planks. (appended: the plan ended before a step made 'planks')" in out
+    assert "STEP 1: find a forest\nSTEP 2: Get 1 log.\nSTEP 3: Craft 4 planks from 1 log\n" in out
+    assert rat(*args, "--no-reach-goal") == 0
+    assert "STEP 2" not in capsys.readouterr().out
+
+
 def test_text_from_sources_and_the_model_cannot_drive_the_terminal(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -530,3 +530,99 @@ def test_what_the_step_uses_is_inserted_though_unlisted_and_its_tool_once() -> N
         "Craft 8 planks from 2 logs.",
         "Craft 1 chest from 8 planks at a crafting table.",
     ]
+
+
+def goal_model(goal_revision: str = "") -> ScriptedModel:
+    """A draft that stops short of the goal (a chest). The appended "Get a chest." is
+    revised to `goal_revision` when given, else to the chest's recipe."""
+    base = grounded_model("STEP 1: Find a forest.")
+    chest, needs = RECIPES["Craft a chest."]
+
+    def respond(kind: str, messages: list[BaseMessage]) -> str:
+        if kind == "goal":
+            return "a chest"
+        if kind == "revise" and current_step(messages) == "Get a chest.":
+            if goal_revision:
+                return f"FACT: 1a. Page 1 says\nSTEP: {goal_revision}\nNEEDS: none"
+            used = ", ".join(needs)
+            return f"FACT: 1a. {chest} It takes {used}.\nSTEP: {chest}\nNEEDS: {used}"
+        return base.respond(kind, messages)
+
+    return ScriptedModel(respond=respond, calls=[])
+
+
+def test_a_plan_that_ends_short_of_the_goal_gets_a_step_for_it() -> None:
+    """reach_goal: after the last draft step, "Get a chest." is appended and repaired like
+    an inserted step, so the chest's own prerequisites are inserted before it."""
+    result, _ = run(goal_model(), query_mode="text")
+    assert [s["revised"] for s in result["steps"]] == ["Find a forest."]  # off: as drafted
+
+    model = goal_model()
+    result, events = run(model, query_mode="text", reach_goal=True)
+    assert result["goal"] == "a chest"
+    steps = result["steps"]
+    assert [s["revised"] for s in steps] == [
+        "Find a forest.",
+        "Chop 2 logs.",
+        "Craft 8 planks from 2 logs.",  # the chest's planks, before it
+        "Craft 1 crafting table from 4 planks.",
+        "Chop 2 logs.",
+        "Craft 8 planks from 2 logs.",
+        "Craft 1 chest from 8 planks at a crafting table.",
+    ]
+    assert steps[-1]["status"] == "inserted" and steps[-1]["makes"] == "a chest"
+    assert steps[-1]["note"] == "the plan ended before a step made 'a chest'"
+    appended = [e for e in events if e["event"] == "insert" and not e["needed_by"]]
+    assert appended == [
+        {
+            "event": "insert",
+            "step": 2,
+            "drafts": ["Get a chest."],
+            "needed_by": "",
+            "reason": "the plan ended before a step made 'a chest'",
+        }
+    ]
+    # one goal call (no stop_at_goal here), and the appended step looks itself up
+    assert [kind for kind, _ in model.calls].count("goal") == 1
+
+
+def test_the_goal_step_is_appended_once_and_never_past_the_budget() -> None:
+    model = goal_model(goal_revision="Admire the chest.")  # makes nothing, needs nothing
+    result, events = run(model, query_mode="text", reach_goal=True)
+    assert [s["revised"] for s in result["steps"]] == ["Find a forest.", "Admire the chest."]
+    assert len([e for e in events if e["event"] == "insert"]) == 1
+
+    result, events = run(goal_model(), query_mode="text", reach_goal=True, repair_steps=0)
+    assert [s["revised"] for s in result["steps"]] == ["Find a forest."]
+    assert not [e for e in events if e["event"] == "insert"]
+
+
+def test_no_goal_step_is_appended_when_a_step_makes_the_goal() -> None:
+    def respond(kind: str, messages: list[BaseMessage]) -> str:
+        return "Chest" if kind == "goal" else base.respond(kind, messages)
+
+    base = grounded_model("STEP 1: Craft a chest.")
+    result, events = run(ScriptedModel(respond=respond, calls=[]), reach_goal=True)
+    assert result["steps"][-1]["revised"] == "Craft 1 chest from 8 planks at a crafting table."
+    assert all(e["needed_by"] for e in events if e["event"] == "insert")
+
+
+def test_time_travel_to_the_step_appended_for_the_goal() -> None:
+    """The checkpoint before the appended step holds its draft: a fork there edits it."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from rat_agent.agent.timetravel import fork
+
+    model = goal_model()
+    graph = build_graph(
+        checkpointer=InMemorySaver(), llm=model, retriever=ListRetriever(documents=wiki_docs(2))
+    )
+    config: Any = {"configurable": {"thread_id": "t"}}
+    context = {"query_mode": "text", "reach_goal": True}
+    first = graph.invoke({"question": QUESTION}, config, context=context)
+    assert len(first["steps"]) == 7
+    calls = len(model.calls)
+    second = graph.invoke(None, fork(graph, "t", 2, "Get a chest."), context=context)
+    assert second["steps"] == first["steps"]  # the same step, checked again the same way
+    assert current_step(model.calls[calls][1]) == "Get a chest."
+    assert [kind for kind, _ in model.calls[calls:]].count("goal") == 0

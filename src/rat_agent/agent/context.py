@@ -225,6 +225,15 @@ class Context:
             "ends where the task is done."
         },
     )
+    reach_goal: bool = field(
+        default=False,
+        metadata={
+            "description": "Plans (output 'steps', methods rat and rat_noncausal, grounded "
+            "revisions): when the steps run out and none makes what the task asks for, one "
+            "more step 'Get <goal>.' is appended and checked like a step plan repair inserts "
+            "(its prerequisites are inserted before it), once, within repair_steps."
+        },
+    )
     fact_choices: int = field(
         default=1,
         metadata={
@@ -323,7 +332,7 @@ class Context:
                 raise ConfigError(
                     f"{name} must be one of {', '.join(choices)}, got {getattr(self, name)!r}"
                 )
-        for name in ("fetch_pages", "review_draft", "memory", "stop_at_goal"):
+        for name in ("fetch_pages", "review_draft", "memory", "stop_at_goal", "reach_goal"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
         for name in ("model", "retriever"):

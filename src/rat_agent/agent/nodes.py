@@ -228,11 +228,11 @@ class RatNodes:
     ) -> tuple[str, list[DraftMeta]]:
         """A plan ends where the task is done: draft steps after the first one that names
         what the task asks for are dropped unchecked (small models go on past the goal)."""
-        if not (ctx.stop_at_goal and self._plans(ctx)):
+        if not ((ctx.stop_at_goal or ctx.reach_goal) and self._plans(ctx)):
             return "", []
         goal = self._goal(ctx, question)
         last = repair.goal_step(goal, drafts)
-        if last is None:
+        if last is None or not ctx.stop_at_goal:
             return goal, []
         meta = [repair.meta_at([], n) for n in range(len(drafts))]
         for n in range(last + 1, len(drafts)):
@@ -465,7 +465,10 @@ class RatNodes:
                 "revision": step,
             }
         )
-        return {"steps": new_steps, "answer": parsing.format_steps(_revised(new_steps))}
+        update = {"steps": new_steps, "answer": parsing.format_steps(_revised(new_steps))}
+        if i + 1 == len(state["drafts"]):  # the last step: does the plan reach the goal?
+            update |= self._reach_goal(state, runtime, new_steps)
+        return update
 
     def _revision(
         self,
@@ -526,9 +529,46 @@ class RatNodes:
                 "step": len(state["steps"]) + 1,
                 "drafts": texts,
                 "needed_by": step["revised"],
+                "reason": reason,
             }
         )
         return {"drafts": drafts, "meta": meta}
+
+    def _reach_goal(
+        self, state: State, runtime: Runtime[Context], steps: list[Step]
+    ) -> dict[str, Any]:
+        """reach_goal: a plan whose steps ran out before one made the goal gets a step for
+        it, checked as plan repair checks a prerequisite. A chain-of-thought draft may stop
+        short of the goal, and a goal step may be revised into one of the goal's inputs
+        ("Get sandstone." as "Mine 4 sand"); as an inserted step it is redirected to the
+        quote's recipe for the goal, and what it uses is inserted before it. Once a run.
+        Appended by revise_step, as repair's insertions are, so the checkpoint before the
+        new step already holds its draft (time travel forks there)."""
+        ctx = context_of(runtime)
+        goal = state.get("goal", "")
+        old = state.get("meta", [])
+        reason = f"the plan ended before a step made {goal!r}"
+        if (
+            not (ctx.reach_goal and goal and self._plans(ctx) and ctx.grounded())
+            or ctx.revise_scope != "step"
+            or any(m["reason"] == reason for m in old)
+            or any(repair.makes_goal(s["revised"], goal) for s in steps if s["status"] != "dropped")
+            or ctx.repair_steps - repair.inserted_count(old, steps) <= 0
+        ):
+            return {}
+        text = prompts.REPAIR_DRAFT.format(need=goal)
+        meta = [repair.meta_at(old, n) for n in range(len(state["drafts"]))]
+        meta.append({**repair.meta_at([], 0), "makes": goal, "reason": reason})
+        runtime.stream_writer(
+            {
+                "event": "insert",
+                "step": len(steps) + 1,
+                "drafts": [text],
+                "needed_by": "",
+                "reason": reason,
+            }
+        )
+        return {"drafts": [*state["drafts"], text], "meta": meta}
 
     def append_next(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """Move to T_i+1; the per-step scratch fields are cleared.

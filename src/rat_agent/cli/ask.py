@@ -247,9 +247,14 @@ def _progress(out: Console, event: dict[str, Any]) -> None:
         if titles or not event["error"]:
             out.print(f"[cyan]sources[/cyan] {escape(titles) or '(none)'}")
     elif kind == "insert":  # plan repair
+        where = (
+            f"inserted before: {event['needed_by']}"
+            if event["needed_by"]
+            else f"appended: {event.get('reason', '')}"
+        )
         out.print(
             f"[magenta]needs[/magenta] {escape('; '.join(event['drafts']))} "
-            f"[magenta](inserted before: {escape(event['needed_by'])})[/magenta]"
+            f"[magenta]({escape(where)})[/magenta]"
         )
     elif kind == "step":
         _print_step(out, event["revision"], event["step"])
