@@ -428,3 +428,17 @@ def test_a_step_makes_the_goal_only_when_its_product_is_the_goal(
     text: str, goal: str, makes: bool
 ) -> None:
     assert makes_goal(text, goal) is makes
+
+
+def test_a_checked_draft_step_makes_what_it_says() -> None:
+    """A step of the model's own draft, once checked against a quote, counts in the ledger
+    like an inserted one: the pickaxe's sticks are not inserted again. Unchecked (no quote,
+    e.g. no documents), it provides nothing."""
+    sticks = step("Craft 4 sticks from 2 planks.", needs=["2 planks"])
+    assert missing(["2 sticks", "a crafting table"], [sticks]) == ["2 sticks", "a crafting table"]
+    sticks["fact"] = "1a. 2 Planks gives 4 Sticks."
+    table = step("Craft 1 crafting table from 4 planks.", needs=["4 planks"])
+    table["fact"] = "1a. 4 Planks gives 1 Crafting Table."
+    assert ledger([sticks])[0][1] == 4
+    assert missing(["2 sticks", "a crafting table"], [sticks, table]) == []
+    assert missing(["5 sticks"], [sticks, table]) == ["5 sticks"]

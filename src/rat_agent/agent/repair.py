@@ -7,9 +7,10 @@ prerequisite are found too. The current step is checked again after them, with t
 its revised past.
 
 What the plan provides is a ledger kept from the steps themselves, with no knowledge of
-any domain: an inserted step makes the need it was inserted for, and a step's counted
-needs ("8 planks") use up what it names, while uncounted ones ("a crafting table") are
-tools that stay. Names match when the words of one contain the other's ("planks" and
+any domain: an inserted step makes the need it was inserted for, a step of the model's
+draft checked against a quote makes what it says ("Craft 4 sticks from 2 planks"), and a
+step's counted needs ("8 planks") use up what it names, while uncounted ones ("a crafting
+table") are tools that stay. Names match when the words of one contain the other's ("planks" and
 "oak planks"), singular or plural.
 """
 
@@ -180,6 +181,9 @@ def ledger(steps: Sequence[Step]) -> list[tuple[Item, int]]:
         if step.get("makes"):
             made = item(step["makes"])
             stock.append((made, max(made.count or 1, _yield(step["revised"], made))))
+        elif step.get("fact") and (made_here := product(step["revised"])) is not None:
+            # a step of the model's draft, checked against a quote, makes what it says
+            stock.append((made_here, made_here.count or 1))
     return stock
 
 
