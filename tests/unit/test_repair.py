@@ -442,3 +442,28 @@ def test_a_checked_draft_step_makes_what_it_says() -> None:
     assert ledger([sticks])[0][1] == 4
     assert missing(["2 sticks", "a crafting table"], [sticks, table]) == []
     assert missing(["5 sticks"], [sticks, table]) == ["5 sticks"]
+
+
+def test_the_tool_of_a_step_off_the_template_is_needed_too() -> None:
+    """A step with no count or no "from" (a page's mining line, copied) still needs the
+    tool it names, up to where its clause ends; what it names without an article is no
+    thing to have."""
+    from rat_agent.agent.repair import with_uses
+
+    fact = (
+        "Mining: mine Redstone Ore with an Iron Pickaxe (or better); it drops 4-5 Redstone "
+        "Dust. By hand or with a weaker tool it drops nothing."
+    )
+    copied = (
+        "Mine 1 redstone ore or deepslate redstone ore with an iron pickaxe (or better); it "
+        "drops 4-5 Redstone Dust. By hand or with a weaker tool it drops nothing."
+    )
+    assert with_uses(copied, [], fact) == ["an iron pickaxe"]
+    assert with_uses(copied, ["An Iron Pickaxe"], fact) == ["an iron pickaxe"]
+    before_from = "Mine gold ore with an iron pickaxe from the ground."
+    assert with_uses(before_from, ["1 torch"], fact) == ["an iron pickaxe", "1 torch"]
+    assert with_uses("Mine stone with a wooden pickaxe to get cobblestone.", [], fact) == [
+        "a wooden pickaxe"
+    ]
+    assert with_uses("Punch a tree trunk with your fists.", ["tree trunk"], fact) == ["tree trunk"]
+    assert with_uses(copied, [], "") == []  # no quote: the needs as listed

@@ -370,8 +370,14 @@ def with_uses(step: str, needs: Sequence[str], fact: str) -> list[str]:
     counts, which is used up ("using oak planks as fuel"). With no quote nothing grounds
     what the step's words add, and the needs are kept as they are."""
     found, made = _recipe(step), product(step)
-    if found is None or not fact:
+    if not fact:
         return list(needs)
+    if found is None:  # not "Verb N thing from ...": only its tool or place can be read
+        tools = _tool_uses(_first_tool(step), made, fact)
+        return [
+            *tools,
+            *(need for need in needs if not any(_same(item(need), item(t)) for t in tools)),
+        ]
     uses = []
     for text in _inputs(found):
         use = item(text)
@@ -388,6 +394,22 @@ def with_uses(step: str, needs: Sequence[str], fact: str) -> list[str]:
 
 
 _ROLE = re.compile(r"\s+as\s+.*$")  # "oak planks as fuel" -> "oak planks"
+# Where the tool's name ends: a clause, or what the step goes on to say it does with it.
+_CLAUSE_END = re.compile(r"[;:.,]|\s(?:from|to|for|and|or|then|until|so)\s")
+
+
+def _first_tool(step: str) -> str:
+    """The first tool or place a step names, to its clause's end: "Mine 1 redstone ore with
+    an iron pickaxe (or better); it drops ..." -> " with an iron pickaxe " (the 1.5B model
+    copies a page's mining line as its step, with no count, or names the tool before
+    "from": "Mine gold ore with an iron pickaxe from the ground")."""
+    text = _ASIDE.sub(" ", step.lower())
+    found = _TOOL_MARK.search(text)
+    if found is None:
+        return ""
+    rest = text[found.start() :]
+    end = _CLAUSE_END.search(rest)
+    return " " + (rest[: end.start()] if end else rest)
 
 
 def _tool_uses(tool: str, made: Item | None, fact: str) -> list[str]:
