@@ -16,6 +16,7 @@ from rat_agent.agent.parsing import (
     clean_query,
     clean_reply,
     drop_repeats,
+    goal_name,
     merge_tail,
     normalize,
     parse_revision,
@@ -111,6 +112,14 @@ def test_clean_query_takes_the_first_real_line() -> None:
     )
     assert clean_query("<think>x</think>\n\n- iron ore tool") == "iron ore tool"
     assert clean_query("  \n ...") == ""
+
+
+def test_a_goal_is_the_name_without_the_verb_and_setting_around_it() -> None:
+    assert goal_name("Obtain sandstone in Minecraft survival mode") == "sandstone"
+    assert goal_name("To craft a diamond pickaxe.") == "a diamond pickaxe"
+    assert goal_name('"Gold block"\nIt is made of gold.') == "Gold block"
+    assert goal_name("Block of Gold") == "Block of Gold"  # "of" is part of a name
+    assert goal_name("Getting in") == "Getting in"  # nothing left: the reply as it was
 
 
 def test_pick_step_keeps_the_current_one_from_a_whole_plan() -> None:

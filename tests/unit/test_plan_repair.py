@@ -240,6 +240,13 @@ def test_a_plan_ends_at_the_step_that_names_the_goal(monkeypatch: pytest.MonkeyP
     model = ScriptedModel(respond=named, calls=[])
     result, _ = run(model, query_mode="text")
     assert [s["status"] for s in result["steps"]] == ["unchanged"] * 2 + ["dropped"] * 2
+
+    def wrapped(kind: str, messages: list[BaseMessage]) -> str:  # as the 1.5B model says it
+        return "Obtain a chest in survival mode." if kind == "goal" else respond(kind, messages)
+
+    result, _ = run(ScriptedModel(respond=wrapped, calls=[]), query_mode="text")
+    assert result["goal"] == "a chest"
+    assert [s["status"] for s in result["steps"]] == ["unchanged"] * 2 + ["dropped"] * 2
     assert result["steps"][2]["note"] == "the task is done at step 2, which names 'a chest'"
     assert result["answer"] == "STEP 1: Chop wood.\nSTEP 2: Put the wood in a chest."
     assert [kind for kind, _ in model.calls] == ["draft", "goal", "revise", "revise"]

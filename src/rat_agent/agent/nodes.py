@@ -219,9 +219,7 @@ class RatNodes:
         return ctx.output == "steps" and ctx.method in ("rat", "rat_noncausal")
 
     def _goal(self, ctx: Context, question: str) -> str:
-        return parsing.clean_query(self.ask(ctx, "goal", prompts.goal_messages(question))).rstrip(
-            "."
-        )
+        return parsing.goal_name(self.ask(ctx, "goal", prompts.goal_messages(question)))
 
     def _stop_at_goal(
         self, ctx: Context, question: str, drafts: list[str]

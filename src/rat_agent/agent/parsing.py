@@ -229,6 +229,25 @@ def clean_query(text: str) -> str:
     return ""
 
 
+# What a goal reply wraps around the name: "Obtain sandstone in Minecraft survival mode".
+_GOAL_VERB = re.compile(
+    r"^(?:to\s+)?(?:obtain|obtaining|get|getting|make|making|craft|crafting|build|building|"
+    r"acquire|acquiring|create|creating|collect|collecting)\s+",
+    re.IGNORECASE,
+)
+_GOAL_TAIL = re.compile(r"\s+(?:in|for|from|using|with|by|at|on|inside|within)\s+.*$", re.I)
+
+
+def goal_name(text: str) -> str:
+    """The thing a goal reply names, without the verb and setting the 1.5B model wraps it
+    in ("Obtain sandstone in Minecraft survival mode" -> "sandstone"): plan repair matches
+    a step's product against the goal word for word, so the wrapped goal never matched and
+    the plan went on past the step that made it."""
+    line = clean_query(text).rstrip(".").strip()
+    name = _GOAL_TAIL.sub("", _GOAL_VERB.sub("", line)).strip()
+    return name if says_something(name) else line
+
+
 def head(step: str) -> str:
     """A step's statement: its first line. The lines under it ("- Look around your
     inventory...") elaborate; as a search query or a similarity target they only blur it.
