@@ -467,3 +467,31 @@ def test_the_tool_of_a_step_off_the_template_is_needed_too() -> None:
     ]
     assert with_uses("Punch a tree trunk with your fists.", ["tree trunk"], fact) == ["tree trunk"]
     assert with_uses(copied, [], "") == []  # no quote: the needs as listed
+
+
+def test_a_tool_or_place_the_quote_does_not_name_leaves_the_step() -> None:
+    from rat_agent.agent.repair import without_unnamed_tools
+
+    sand = "Crafting: 4 Sand gives 1 Sandstone (2x2 shape). Fits the 2x2 inventory grid: no "
+    sand += "Crafting Table needed."
+    assert (
+        without_unnamed_tools("Craft 1 sandstone from 4 sand using a wooden Pickaxe.", sand)
+        == "Craft 1 sandstone from 4 sand."
+    )
+    # named only to say it is not needed: not named
+    assert (
+        without_unnamed_tools("Craft 1 sandstone from 4 sand in a crafting table.", sand)
+        == "Craft 1 sandstone from 4 sand."
+    )
+    smelt = (
+        "Smelting: 1 Raw Iron (or Iron Ore) + 1 Oak Planks (or Planks of any other kind) as "
+        "fuel gives 1 Iron Ingot in a Furnace (or a Blast Furnace, faster)."
+    )
+    kept = "Smelt 3 iron ingots from raw iron using oak planks as fuel in a furnace."
+    assert without_unnamed_tools(kept, smelt) == kept  # each one named: kept, roles and all
+    assert (
+        without_unnamed_tools("Smelt 3 iron ingots from raw iron using coal in a furnace.", smelt)
+        == "Smelt 3 iron ingots from raw iron in a furnace."
+    )
+    assert without_unnamed_tools(kept, "") == kept  # no quote: nothing to judge by
+    assert without_unnamed_tools("Chop a tree with an axe.", smelt) == "Chop a tree with an axe."

@@ -401,6 +401,7 @@ class RatNodes:
                 text, needs = repair.agree(text, needs, found.fact)
                 if meta["makes"]:  # a prerequisite: as many as the step after it uses
                     text, needs = repair.scale(text, needs, meta["makes"], found.fact)
+                text = repair.without_unnamed_tools(text, found.fact)
                 needs = repair.with_uses(text, needs, found.fact)
                 step.update({"revised": text, "fact": found.fact, "needs": needs})
                 changed = parsing.normalize(text) != parsing.normalize(step["draft"])

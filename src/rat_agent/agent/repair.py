@@ -16,6 +16,7 @@ table") are tools that stay. Names match when the words of one contain the other
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -410,6 +411,28 @@ def _first_tool(step: str) -> str:
     rest = text[found.start() :]
     end = _CLAUSE_END.search(rest)
     return " " + (rest[: end.start()] if end else rest)
+
+
+def without_unnamed_tools(step: str, fact: str) -> str:
+    """A recipe step without the tools and places its quote does not name ("Craft 1
+    sandstone from 4 sand using a wooden pickaxe" against "4 Sand gives 1 Sandstone ... no
+    Crafting Table needed" -> "Craft 1 sandstone from 4 sand."): the 1.5B model takes a
+    tool from another line of the page, and whoever follows the plan reads it as an
+    ingredient. Such a need is never inserted (`grounded`); this takes it out of the text
+    too. Left as it is with no quote, or off the recipe template."""
+    found = _recipe(step)
+    if found is None or not fact or not found["tool"]:
+        return step
+    tool = found["tool"]
+    marks = [m.start() for m in _TOOL_MARK.finditer(tool)] + [len(tool)]
+    kept = []
+    for start, end in itertools.pairwise(marks):
+        segment = tool[start:end]
+        named = _ASIDE.sub(" ", _ROLE.sub("", _TOOL_MARK.sub("", segment, count=1))).strip(" .,")
+        if not _phrase(named) or grounded([named], fact):
+            kept.append(segment.strip())
+    rest = f" {' '.join(kept)}".rstrip(" .,") if kept else ""
+    return f"{step.strip().rstrip('.')[: found.start('tool')]}{rest}."
 
 
 def _tool_uses(tool: str, made: Item | None, fact: str) -> list[str]:
