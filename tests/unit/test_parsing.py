@@ -248,6 +248,18 @@ def test_a_dropped_step_keeps_its_reason() -> None:
         parse_revision('{"fact": "x", "step": "DROP", "needs": []}', 2).drop
         == "the task does not need it"
     )
+    assert parse_revision('{"fact": "x", "step": "dropped - done", "needs": []}', 2).drop == "done"
+    assert parse_revision("STEP: DROP the step, it repeats step 1", 2).drop == (
+        "the step, it repeats step 1"
+    )
+
+
+def test_a_step_whose_verb_is_drop_is_a_step() -> None:
+    """Seen on the 1.5B model: "Drop a slimeball from a nearby mob." read as DROP lost the
+    step it wrote for 9 slimeballs, three times, and the slime block had none."""
+    found = parse_revision('{"fact": "x", "step": "Drop a slimeball from a mob.", "needs": []}', 2)
+    assert found.drop is None and found.step == "Drop a slimeball from a mob."
+    assert parse_revision("STEP: drop 3 seeds into the composter", 2).drop is None
 
 
 def test_a_reply_that_ignores_the_format_still_keeps_its_correction() -> None:

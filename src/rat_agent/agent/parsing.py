@@ -352,7 +352,11 @@ def parse_thought(reply: str) -> tuple[str, str]:
 _FIELD = re.compile(
     r"^\W*(fact|step|needs|drop)\b\s*(?:\d+\s*)?[*_]*\s*[:=\-\u2013]\s*[*_]*\s*(.*)$", re.IGNORECASE
 )
-_DROP = re.compile(r"^\W*drop(?:ped)?\b\W*(.*)$", re.IGNORECASE | re.DOTALL)
+# "DROP: the reason", as asked; in any case only with a mark after it: "Drop 3 seeds into
+# the composter" and "Drop a slimeball from a nearby mob" are steps the model wrote.
+_DROP = re.compile(
+    r"^\W*(?:DROP(?:PED)?\b|(?i:drop(?:ped)?)\s*(?:[:=\-\u2013]|$))\W*(.*)$", re.DOTALL
+)
 _NOTHING = {"none", "nothing", "n/a", "na", "no", "-", "", "none needed", "nothing else"}
 MAX_NEEDS = 6
 
