@@ -231,6 +231,13 @@ def test_a_recipe_makes_what_its_quoted_inputs_make() -> None:
         "Craft 9 bone meal from 1 bone.",
         ["1 bone"],
     )
+    # the product is the thing named exactly, though an input's name contains it (seen in a
+    # tune run: "Craft 16 clay from 4 clay balls" was taken as agreeing with the quote)
+    clay = "Crafting: 4 Clay Ball gives 1 Clay (2x2 shape)."
+    assert agree("Craft 16 clay from 4 Clay Balls.", ["4 clay balls"], clay) == (
+        "Craft 16 clay from 64 Clay Balls.",
+        ["64 clay balls"],
+    )
 
 
 def test_a_recipe_takes_the_inputs_of_the_quote_that_makes_its_product() -> None:

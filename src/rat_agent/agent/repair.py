@@ -245,7 +245,7 @@ def follow(step: str, needs: Sequence[str], fact: str) -> tuple[str, list[str]]:
     found, made = _recipe(step), product(step)
     if found is None or made is None or made.count is None:
         return step, list(needs)
-    line = _quoted_line(fact, lambda out: _is_product(out, made))
+    line = _quoted_line(fact, lambda out: _is_product(out, made), made)
     if line is None:
         return step, list(needs)
     out, inputs = item(line[0]), line[1]
@@ -260,13 +260,18 @@ def follow(step: str, needs: Sequence[str], fact: str) -> tuple[str, list[str]]:
     return rewritten, [*used, *kept]
 
 
-def _quoted_line(fact: str, makes: Callable[[Item], bool]) -> tuple[str, list[str]] | None:
-    """The first counted thing the quote names that `makes` accepts, and the counted things
-    named before it (its recipe's inputs: "8 Cobblestone gives 1 Furnace")."""
+def _quoted_line(
+    fact: str, makes: Callable[[Item], bool], name: Item | None = None
+) -> tuple[str, list[str]] | None:
+    """The first counted thing the quote names that `makes` accepts, one named exactly as
+    `name` first, and the counted things named before it (its recipe's inputs: "8
+    Cobblestone gives 1 Furnace"). Exactly first: in "4 Clay Ball gives 1 Clay" the clay
+    is the product, though "clay ball" contains its name."""
     quoted = counted(fact)
-    for n, text in enumerate(quoted):
-        if item(text).count and makes(item(text)):
-            return text, [before for before in quoted[:n] if item(before).words]
+    found = [n for n, text in enumerate(quoted) if item(text).count and makes(item(text))]
+    exact = [n for n in found if name is not None and item(quoted[n]).words == name.words]
+    for n in exact[:1] or found[:1]:
+        return quoted[n], [before for before in quoted[:n] if item(before).words]
     return None
 
 
@@ -306,7 +311,7 @@ def redirect(step: str, needs: Sequence[str], makes: str, fact: str) -> tuple[st
     heading = _HEADING.match(fact)
     if not wanted.words or made is None or _same(wanted, made) or heading is None:
         return step, list(needs)
-    line = _quoted_line(fact, lambda out: _same(out, wanted))
+    line = _quoted_line(fact, lambda out: _same(out, wanted), wanted)
     if line is None:
         return step, list(needs)
     product_text, inputs = line
@@ -339,7 +344,8 @@ def agree(step: str, needs: Sequence[str], fact: str) -> tuple[str, list[str]]:
     if found is None or made is None or made.count is None:
         return step, list(needs)
     quoted = [item(text) for text in counted(fact)]
-    out = next((q for q in quoted if q.count and _is_product(q, made)), None)
+    products = [q for q in quoted if q.count and _is_product(q, made)]
+    out = next((q for q in products if q.words == made.words), next(iter(products), None))
     uses = [item(text) for text in _inputs(found)]
     if out is None or out.count is None or not uses:
         return step, list(needs)
