@@ -90,7 +90,13 @@ def _skipped(state: State, meta: DraftMeta, ctx: Context) -> str:
         for n, step in enumerate(kept, start=1):
             if repair.makes_goal(step["revised"], goal):
                 return f"the task is done at step {n}, which makes {goal!r}"
-    if meta["makes"] and not repair.missing([meta["makes"]], state["steps"]):
+    # The goal's own step (reach_goal) is done only by a step that makes the goal as named
+    # (above): "Gold block" is in "1 block of gold ore" for the ledger's looser match.
+    if (
+        meta["makes"]
+        and meta["makes"] != goal
+        and not repair.missing([meta["makes"]], state["steps"])
+    ):
         return f"{meta['makes']}: already made by an earlier step"
     return ""
 
