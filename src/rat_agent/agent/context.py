@@ -190,6 +190,13 @@ class Context:
             return self.output == "steps"
         return self.revision == "grounded"
 
+    def quotes_each_step(self) -> bool:
+        """Whether each step is revised alone against a quote: plan repair, min_support and
+        reach_goal build on it (a prefix rewrite and the official layout quote nothing)."""
+        return (
+            self.grounded() and self.revise_scope == "step" and self.method != "rat_official_layout"
+        )
+
     reply_format: ReplyFormat = field(
         default="auto",
         metadata={

@@ -359,7 +359,7 @@ class RatNodes:
         if meta["makes"]:
             step["makes"] = meta["makes"]
         official = ctx.method == "rat_official_layout"
-        grounded = ctx.grounded() and ctx.revise_scope == "step" and not official
+        grounded = ctx.quotes_each_step()
         support = state.get("support")
         if skip := _skipped(state, meta, ctx):
             step.update({"revised": "", "status": "dropped", "note": skip})
@@ -554,8 +554,7 @@ class RatNodes:
         old = state.get("meta", [])
         reason = f"the plan ended before a step made {goal!r}"
         if (
-            not (ctx.reach_goal and goal and self._plans(ctx) and ctx.grounded())
-            or ctx.revise_scope != "step"
+            not (ctx.reach_goal and goal and self._plans(ctx) and ctx.quotes_each_step())
             or any(m["reason"] == reason for m in old)
             or any(repair.makes_goal(s["revised"], goal) for s in steps if s["status"] != "dropped")
             or ctx.repair_steps - repair.inserted_count(old, steps) <= 0

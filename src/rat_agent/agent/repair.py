@@ -131,13 +131,24 @@ def _same(a: Item, b: Item) -> bool:
 # ("... from 3 cobblestone and 2 sticks in a crafting table", "Mine 1 iron ore with a stone
 # pickaxe"): a need named there is kept, whatever count the model gave it.
 _TOOL_MARK = re.compile(r"\b(?:with|in|at|using|inside|on)\b")
+# Where the tool's name ends: a clause, or what the step goes on to say it does with it.
+_CLAUSE_END = re.compile(r"[;:.,]|\s(?:from|to|for|and|or|then|until|so)\s")
 
 
-def _tool_part(step: str) -> str:
-    text = step.lower()
-    start = text.find(" from ")
+def _tool_part(step: str, *, first: bool = False) -> str:
+    """What follows the step's tool mark: past "from" to the step's end, as the template
+    puts it; or, `first`, the first tool or place named anywhere, to its clause's end:
+    "Mine 1 redstone ore with an iron pickaxe (or better); it drops ..." -> "an iron
+    pickaxe" (the 1.5B model copies a page's mining line as its step, with no count, or
+    names the tool before "from": "Mine gold ore with an iron pickaxe from the ground")."""
+    text = _ASIDE.sub(" ", step.lower()) if first else step.lower()
+    start = -1 if first else text.find(" from ")
     found = _TOOL_MARK.search(text, start + 1 if start >= 0 else 0)
-    return text[found.end() :] if found else ""
+    if found is None:
+        return ""
+    rest = text[found.end() :]
+    end = _CLAUSE_END.search(rest) if first else None
+    return rest[: end.start()] if end else rest
 
 
 def _tool_words(step: str) -> set[str]:
@@ -380,7 +391,7 @@ def with_uses(step: str, needs: Sequence[str], fact: str) -> list[str]:
     if not fact:
         return list(needs)
     if found is None:  # not "Verb N thing from ...": only its tool or place can be read
-        tools = _tool_uses(_first_tool(step), made, fact)
+        tools = _tool_uses(_tool_part(step, first=True), made, fact)
         return [
             *tools,
             *(need for need in needs if not any(_same(item(need), item(t)) for t in tools)),
@@ -401,22 +412,6 @@ def with_uses(step: str, needs: Sequence[str], fact: str) -> list[str]:
 
 
 _ROLE = re.compile(r"\s+as\s+.*$")  # "oak planks as fuel" -> "oak planks"
-# Where the tool's name ends: a clause, or what the step goes on to say it does with it.
-_CLAUSE_END = re.compile(r"[;:.,]|\s(?:from|to|for|and|or|then|until|so)\s")
-
-
-def _first_tool(step: str) -> str:
-    """The first tool or place a step names, to its clause's end: "Mine 1 redstone ore with
-    an iron pickaxe (or better); it drops ..." -> " with an iron pickaxe " (the 1.5B model
-    copies a page's mining line as its step, with no count, or names the tool before
-    "from": "Mine gold ore with an iron pickaxe from the ground")."""
-    text = _ASIDE.sub(" ", step.lower())
-    found = _TOOL_MARK.search(text)
-    if found is None:
-        return ""
-    rest = text[found.start() :]
-    end = _CLAUSE_END.search(rest)
-    return " " + (rest[: end.start()] if end else rest)
 
 
 def without_unnamed_tools(step: str, fact: str) -> str:
