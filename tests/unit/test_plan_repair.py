@@ -652,3 +652,52 @@ def test_the_goal_step_is_not_taken_as_made_by_a_thing_whose_name_contains_the_g
     assert result["steps"][0]["revised"] == "Craft 1 chest boat."
     assert result["steps"][-1]["revised"] == "Craft 1 chest from 8 planks at a crafting table."
     assert result["steps"][-1]["status"] == "inserted"
+
+
+def test_a_prerequisite_asked_for_again_is_written_from_the_step_that_resolved_it() -> None:
+    """reuse_repairs: the second "Get 8 planks." and "Get 2 logs." are copies of the first,
+    with their quotes and sources, and neither retrieves nor asks the model."""
+    model = grounded_model("STEP 1: Craft a chest.")
+    result, events = run(model, reuse_repairs=True)
+    steps = result["steps"]
+    assert [s["revised"] for s in steps] == [
+        "Chop 2 logs.",
+        "Craft 8 planks from 2 logs.",
+        "Craft 1 crafting table from 4 planks.",
+        "Chop 2 logs.",
+        "Craft 8 planks from 2 logs.",
+        "Craft 1 chest from 8 planks at a crafting table.",
+    ]
+    asked = [current_step(m) for kind, m in model.calls if kind == "revise"]
+    assert asked.count("Get 8 planks.") == 1
+    assert asked.count("Get 2 logs.") == 1
+    assert steps[3]["note"].endswith("written as step 1 was, from its quote")
+    assert steps[4]["note"].endswith("written as step 2 was, from its quote")
+    assert (steps[4]["fact"], steps[4]["sources"]) == (steps[1]["fact"], steps[1]["sources"])
+    assert [s["status"] for s in steps] == ["inserted"] * 5 + ["revised"]
+    titles = [e["titles"] for e in events if e["event"] == "sources"]
+    assert titles[4] == [s["title"] for s in steps[1]["sources"]]
+    # off (the default), the model is asked each time
+    again = grounded_model("STEP 1: Craft a chest.")
+    run(again)
+    assert [current_step(m) for kind, m in again.calls if kind == "revise"].count(
+        "Get 8 planks."
+    ) == 2
+
+
+def test_a_reused_recipe_is_scaled_and_a_step_that_makes_too_few_is_asked_again() -> None:
+    """ "Get 8 planks." after "Get 4 planks." runs the same recipe twice; "Chop 1 log." is
+    no recipe to scale, so "Get 2 logs." goes to the model."""
+    model = grounded_model("STEP 1: Get a crafting table.\nSTEP 2: Craft a chest.")
+    result, _ = run(model, reuse_repairs=True)
+    revised = [s["revised"] for s in result["steps"]]
+    assert revised[:3] == [
+        "Chop 1 log.",
+        "Craft 4 planks from 1 log.",
+        "Craft 1 crafting table from 4 planks.",
+    ]
+    assert revised[4] == "Craft 8 planks from 2 log."
+    assert result["steps"][4]["note"].endswith("written as step 2 was, from its quote")
+    asked = [current_step(m) for kind, m in model.calls if kind == "revise"]
+    assert "Get 8 planks." not in asked
+    assert "Get 2 log." in asked

@@ -258,6 +258,16 @@ class Context:
         },
     )
 
+    reuse_repairs: bool = field(
+        default=False,
+        metadata={
+            "description": "Plan repair: a prerequisite inserted again for the same thing "
+            "(a second 'Get 4 planks.') is written from the step that resolved it before, "
+            "with its quote and sources, scaled to the amount, with no retrieval or model "
+            "call; what it needs is still checked and inserted."
+        },
+    )
+
     memory: bool = field(
         default=False,
         metadata={
@@ -339,7 +349,14 @@ class Context:
                 raise ConfigError(
                     f"{name} must be one of {', '.join(choices)}, got {getattr(self, name)!r}"
                 )
-        for name in ("fetch_pages", "review_draft", "memory", "stop_at_goal", "reach_goal"):
+        for name in (
+            "fetch_pages",
+            "review_draft",
+            "memory",
+            "stop_at_goal",
+            "reach_goal",
+            "reuse_repairs",
+        ):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
         for name in ("model", "retriever"):

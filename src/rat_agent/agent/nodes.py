@@ -101,6 +101,14 @@ def _skipped(state: State, meta: DraftMeta, ctx: Context) -> str:
     return ""
 
 
+def _repeated(state: State, ctx: Context) -> int | None:
+    """reuse_repairs: the earlier step an inserted step is written from, if any."""
+    meta = repair.meta_at(state.get("meta", []), state["index"])
+    if not (ctx.reuse_repairs and meta["makes"] and ctx.quotes_each_step()):
+        return None
+    return repair.resolved(meta["makes"], state["steps"])
+
+
 def _status(exc: Exception) -> int | None:
     """The HTTP status of a provider's error: openai, anthropic and others carry it as
     `status_code`, httpx's on its `response`."""
@@ -302,6 +310,10 @@ class RatNodes:
         if _skipped(state, repair.meta_at(state.get("meta", []), state["index"]), ctx):
             _sources_event(state, [], "")
             return {"documents": [], "support": None, "retrieval_error": ""}
+        if (earlier := _repeated(state, ctx)) is not None:  # written from that step's sources
+            titles = [{"title": s["title"]} for s in state["steps"][earlier]["sources"]]
+            _sources_event(state, titles, "")
+            return {"documents": [], "support": None, "retrieval_error": ""}
         docs = self.search(ctx, state["query"])
         thoughts_found, problem = recall(ctx, state["query"])
         meta = repair.meta_at(state.get("meta", []), state["index"])
@@ -361,9 +373,10 @@ class RatNodes:
         official = ctx.method == "rat_official_layout"
         grounded = ctx.quotes_each_step()
         support = state.get("support")
+        repeat = _repeated(state, ctx)
         if skip := _skipped(state, meta, ctx):
             step.update({"revised": "", "status": "dropped", "note": skip})
-        elif not documents:
+        elif not documents and repeat is None:
             step["note"] = step["note"] or "no documents retrieved"
         elif (
             grounded
@@ -381,19 +394,29 @@ class RatNodes:
                 }
             )
         elif grounded:
-            as_json = self.constrained(ctx)
-            messages = prompts.grounded_messages(
-                state["question"],
-                revised_past,
-                draft,
-                len(revised_past) + 1,
-                documents,
-                doc_chars=doc_chars(ctx),
-                as_json=as_json,
-            )
-            quotable = prompts.facts(documents, doc_chars(ctx), best=ctx.fact_choices)
-            schema = prompts.revision_schema(quotable) if as_json else None
-            found, why = self._revision(ctx, messages, schema, len(revised_past) + 1, meta["makes"])
+            if repeat is not None:
+                before = steps[repeat]
+                found = parsing.Revision(
+                    step=before["revised"], fact=before["fact"], needs=before.get("needs", [])
+                )
+                why = f"written as step {repeat + 1} was, from its quote"
+                step["sources"] = before["sources"]
+            else:
+                as_json = self.constrained(ctx)
+                messages = prompts.grounded_messages(
+                    state["question"],
+                    revised_past,
+                    draft,
+                    len(revised_past) + 1,
+                    documents,
+                    doc_chars=doc_chars(ctx),
+                    as_json=as_json,
+                )
+                quotable = prompts.facts(documents, doc_chars(ctx), best=ctx.fact_choices)
+                schema = prompts.revision_schema(quotable) if as_json else None
+                found, why = self._revision(
+                    ctx, messages, schema, len(revised_past) + 1, meta["makes"]
+                )
             step["note"] = step["note"] or why
             if found.drop is not None:
                 step.update(

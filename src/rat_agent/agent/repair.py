@@ -626,6 +626,33 @@ def missing(
     return absent
 
 
+def resolved(makes: str, steps: Sequence[Step]) -> int | None:
+    """The last step inserted for the same thing as `makes` ("4 planks" after "3 planks")
+    that a quote resolved into a step making it, if any: a plan short of planks asks for
+    them again and again, and each time the same page gives the same recipe."""
+    wanted = item(makes)
+    if not wanted.words:
+        return None
+    for n in range(len(steps) - 1, -1, -1):
+        step = steps[n]
+        made = product(step["revised"])
+        if (
+            step["status"] == "inserted"
+            and step.get("fact")
+            and item(step.get("makes", "")).words == wanted.words
+            and made is not None
+            and wanted.words <= made.words
+            # as many as wanted, or a recipe `scale` runs more times ("Chop 1 log." is not)
+            and (
+                wanted.count is None
+                or (made.count or 1) >= wanted.count
+                or _recipe(step["revised"]) is not None
+            )
+        ):
+            return n
+    return None
+
+
 def _uncounted(need: str) -> str:
     """A tool named with a count ("8 wooden pickaxe" for "Mine 8 stone with a wooden
     pickaxe") as the one thing to have: inserted with its count, it was crafted 8 times."""
