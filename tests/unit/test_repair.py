@@ -502,3 +502,24 @@ def test_a_tool_or_place_the_quote_does_not_name_leaves_the_step() -> None:
     )
     assert without_unnamed_tools(kept, "") == kept  # no quote: nothing to judge by
     assert without_unnamed_tools("Chop a tree with an axe.", smelt) == "Chop a tree with an axe."
+
+
+def test_names_of_another_kind_of_thing_do_not_match() -> None:
+    """The last word says what a thing is: clay balls are not clay, bone is not bone meal,
+    though one name contains the other."""
+    from rat_agent.agent.repair import makes_from_itself, product, with_uses
+
+    clay = "Craft 8 clay from 32 clay balls."
+    # what the step uses is no loop of what it makes
+    assert missing(["32 clay balls"], [], waiting=["8 clay"], step=clay) == ["32 clay balls"]
+    bone = "Craft 3 bone meal from 1 bone."
+    assert missing(["1 bone"], [], waiting=["1 bone meal"], step=bone) == ["1 bone"]
+    # nor does clay in stock serve a need for clay balls
+    assert missing(["4 clay balls"], [step(clay, makes="8 clay")]) == ["4 clay balls"]
+    assert with_uses(clay, [], "Crafting: 4 Clay Ball gives 1 Clay.") == ["32 clay balls"]
+    assert not makes_from_itself(clay)
+    # a modifier still names the same thing
+    assert missing(["8 planks"], [step("Craft 8 oak planks.", makes="8 oak planks")]) == []
+    # a step's product ends where its tool begins
+    assert product("Mine 8 cobblestone with a pickaxe.") == item("8 cobblestone")
+    assert product("Craft 4 sticks for the pickaxe, in a crafting table.") == item("4 sticks")

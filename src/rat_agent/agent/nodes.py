@@ -91,7 +91,8 @@ def _skipped(state: State, meta: DraftMeta, ctx: Context) -> str:
             if repair.makes_goal(step["revised"], goal):
                 return f"the task is done at step {n}, which makes {goal!r}"
     # The goal's own step (reach_goal) is done only by a step that makes the goal as named
-    # (above): "Gold block" is in "1 block of gold ore" for the ledger's looser match.
+    # (above): the ledger lets a modifier pass ("planks" for "oak planks"), and "stone" made
+    # is not the "smooth stone" the task asks for.
     if (
         meta["makes"]
         and meta["makes"] != goal

@@ -10,8 +10,8 @@ What the plan provides is a ledger kept from the steps themselves, with no knowl
 any domain: an inserted step makes the need it was inserted for, a step of the model's
 draft checked against a quote makes what it says ("Craft 4 sticks from 2 planks"), and a
 step's counted needs ("8 planks") use up what it names, while uncounted ones ("a crafting
-table") are tools that stay. Names match when the words of one contain the other's ("planks" and
-"oak planks"), singular or plural.
+table") are tools that stay. Names match when the words of one contain the other's and their
+last words agree ("planks" and "oak planks", not "clay" and "clay ball"), singular or plural.
 """
 
 from __future__ import annotations
@@ -84,10 +84,13 @@ _LEADING = re.compile(r"^\s*(?:\d+|the|some|" + "|".join(_NUMBER_WORDS) + r")\s+
 
 @dataclass(frozen=True)
 class Item:
-    """A named thing and how many of it (None: uncounted, e.g. a tool or a place)."""
+    """A named thing and how many of it (None: uncounted, e.g. a tool or a place), and
+    the last word of its name, which says what kind of thing it is ("clay ball" is a ball,
+    "clay" is not)."""
 
     words: frozenset[str]
     count: int | None
+    head: str = ""
 
 
 def _stem(word: str) -> str:
@@ -111,20 +114,29 @@ def item(text: str) -> Item:
     text = _ASIDE.sub(" ", text.lower())
     count: int | None = None
     words: set[str] = set()
+    head = ""
     for word in _WORD.findall(text):
         if word.isdigit() or (word in _NUMBER_WORDS and not words):
             if count is None and not words:
                 count = int(word) if word.isdigit() else _NUMBER_WORDS[word]
             continue
         if word not in _FILLER:
-            words.add(_stem(word))
+            head = _stem(word)
+            words.add(head)
     if count == 1 and text.strip().startswith(("a ", "an ")):
         count = None  # "a crafting table": a thing to have, not an amount to use up
-    return Item(frozenset(words), count)
+    return Item(frozenset(words), count, head)
+
+
+def _overlap(a: Item, b: Item) -> bool:
+    return bool(a.words and b.words) and (a.words <= b.words or b.words <= a.words)
 
 
 def _same(a: Item, b: Item) -> bool:
-    return bool(a.words and b.words) and (a.words <= b.words or b.words <= a.words)
+    """One name's words contain the other's and both name the same kind of thing: "planks"
+    and "oak planks", not "clay" and "clay ball" nor "bone" and "bone meal" (a step making
+    8 clay from 32 clay balls needs the balls; it is no loop)."""
+    return _overlap(a, b) and (a.words == b.words or a.head == b.head)
 
 
 # The step template puts what a step uses after "from" and its tool or place after these
@@ -170,7 +182,7 @@ def needed(need: str, step: str = "", fact: str = "") -> Item:
         and wanted.words <= _tool_words(step)
         and not _counted_by(wanted, fact)
     ):
-        return Item(wanted.words, None)
+        return Item(wanted.words, None, wanted.head)
     return wanted
 
 
@@ -261,7 +273,9 @@ def follow(step: str, needs: Sequence[str], fact: str) -> tuple[str, list[str]]:
         return step, list(needs)
     out, inputs = item(line[0]), line[1]
     uses = [item(text) for text in _inputs(found)]
-    if not inputs or all(any(_same(use, item(text)) for text in inputs) for use in uses):
+    # Any containment will do here, whatever kind each name says ("raw iron ore" for the
+    # quote's "1 Raw Iron (or Iron Ore)"): the step's own wording of the quote's inputs.
+    if not inputs or all(any(_overlap(use, item(text)) for text in inputs) for use in uses):
         return step, list(needs)
     runs = math.ceil(made.count / (out.count or 1))
     rewritten, used = _quoted_recipe(
@@ -445,7 +459,7 @@ def _tool_uses(tool: str, made: Item | None, fact: str) -> list[str]:
         use = item(text)
         if not use.words or _is_product(use, made):
             continue
-        if _counted_by(Item(use.words, 1), fact):  # the quote counts it: used up
+        if _counted_by(Item(use.words, 1, use.head), fact):  # the quote counts it: used up
             if use.count is None:
                 if made is None or made.count is None:
                     continue
@@ -474,16 +488,29 @@ def _yield(step: str, made: Item) -> int:
 
 
 def product(step: str) -> Item | None:
-    """What a step says it makes: "Mine 1 iron ore from the ground" -> iron ore, 1."""
+    """What a step says it makes: "Mine 1 iron ore from the ground" -> iron ore, 1; its
+    name ends where its tool or the rest of its clause begins ("Mine 8 cobblestone with a
+    pickaxe" makes cobblestone, not a kind of pickaxe)."""
     counted = re.search(r"\b\d+\b.*", step.lower().split(" from ")[0])
-    made = item(counted.group(0)) if counted else None
-    return made if made and made.words else None
+    if counted is None:
+        return None
+    text = counted.group(0)
+    ends = [m.start() for m in (_TOOL_MARK.search(text), _CLAUSE_END.search(text)) if m]
+    made = item(text[: min(ends)] if ends else text)
+    return made if made.words else None
 
 
 def _is_product(need: Item, made: Item | None) -> bool:
     """The need is the product itself, named at least as exactly ("5 oak planks" for oak
-    planks; not "3 stone" for a stone slab, nor "stone" for smooth stone)."""
-    return made is not None and bool(need.words) and made.words <= need.words
+    planks; not "3 stone" for a stone slab, nor "stone" for smooth stone), or the source it
+    is taken from, uncounted ("diamond ore" for diamonds); an amount of another kind of
+    thing is none ("32 clay balls" for clay)."""
+    return (
+        made is not None
+        and bool(need.words)
+        and made.words <= need.words
+        and (need.count is None or made.words == need.words or made.head == need.head)
+    )
 
 
 def makes_from_itself(step: str) -> bool:
