@@ -702,3 +702,26 @@ def test_a_reused_recipe_is_scaled_and_a_step_that_makes_too_few_is_asked_again(
     asked = [current_step(m) for kind, m in model.calls if kind == "revise"]
     assert "Get 8 planks." not in asked
     assert "Get 2 log." in asked
+
+
+def test_a_draft_step_resting_on_a_tool_its_sources_never_name_is_dropped() -> None:
+    def respond(kind: str, messages: list[BaseMessage]) -> str:
+        if kind == "draft":
+            return "STEP 1: Find iron ore.\nSTEP 2: Craft a chest."
+        if kind == "revise" and current_step(messages) == "Find iron ore.":
+            return (
+                "FACT: 1a. Mining: mine Iron Ore with a Stone Pickaxe.\n"
+                "STEP: Use a compass to find the ore.\nNEEDS: a compass"
+            )
+        return grounded_model("").respond(kind, messages)
+
+    result, events = run(ScriptedModel(respond=respond, calls=[]), query_mode="text")
+    first = result["steps"][0]
+    assert first["status"] == "dropped" and first["revised"] == ""
+    assert first["note"] == (
+        "it needs a compass, which its sources do not name and no earlier step made "
+        "(it was: 'Use a compass to find the ore.')"
+    )
+    assert "compass" not in result["answer"]
+    assert not any(e["event"] == "insert" and "compass" in str(e["drafts"]) for e in events)
+    assert result["steps"][-1]["revised"] == "Craft 1 chest from 8 planks at a crafting table."

@@ -523,3 +523,27 @@ def test_names_of_another_kind_of_thing_do_not_match() -> None:
     # a step's product ends where its tool begins
     assert product("Mine 8 cobblestone with a pickaxe.") == item("8 cobblestone")
     assert product("Craft 4 sticks for the pickaxe, in a crafting table.") == item("4 sticks")
+
+
+def test_a_step_that_needs_a_tool_its_sources_never_name_is_unsupported() -> None:
+    """Seen in a tune run (iron bars): "Use a compass to find the direction of the ore",
+    quoting a line on mining iron ore; the plan failed there."""
+    from rat_agent.agent.repair import unsupported
+
+    mining = "Mining: mine Iron Ore with a Stone Pickaxe (or better); it drops Raw Iron."
+    compass = "Use a compass to find the direction of the ore."
+    assert unsupported(["compass"], compass, mining, []) == ["compass"]
+    # made by an earlier step, it is no longer the model's own idea
+    assert (
+        unsupported(["compass"], compass, mining, [step("Craft 1 compass.", makes="a compass")])
+        == []
+    )
+    # a tool the quote names, a place the step takes from, a need the step does not name,
+    # and a step that makes an amount of something are all kept
+    assert (
+        unsupported(["a stone pickaxe"], "Mine iron ore using a stone pickaxe.", mining, []) == []
+    )
+    assert unsupported(["ground"], "Mine iron ore from the ground.", mining, []) == []
+    sticks = "Crafting: 2 Oak Planks gives 4 Stick. No Crafting Table needed."
+    assert unsupported(["a crafting table"], "Craft 4 sticks from 2 planks.", sticks, []) == []
+    assert unsupported(["a furnace"], "Smelt 1 iron ingot in a furnace.", mining, []) == []

@@ -436,10 +436,23 @@ class RatNodes:
                 step.update({"revised": text, "fact": found.fact, "needs": needs})
                 changed = parsing.normalize(text) != parsing.normalize(step["draft"])
                 step["status"] = "revised" if changed else "unchanged"
+                # a prerequisite is needed by definition; a step of the draft is not
+                lacking = (
+                    [] if meta["makes"] else repair.unsupported(needs, text, found.fact, steps)
+                )
+                if lacking:
+                    step.update(
+                        {
+                            "revised": "",
+                            "status": "dropped",
+                            "note": f"it needs {', '.join(lacking)}, which its sources do not "
+                            f"name and no earlier step made (it was: {text!r})",
+                        }
+                    )
                 waiting = [meta["makes"], *meta["chain"]]
                 absent = (
                     []
-                    if meta["repairs"] >= repair.MAX_REPAIRS
+                    if meta["repairs"] >= repair.MAX_REPAIRS or lacking
                     else repair.missing(
                         repair.grounded(needs, found.fact), steps, waiting, text, found.fact
                     )

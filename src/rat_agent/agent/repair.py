@@ -782,6 +782,25 @@ def grounded(needs: Sequence[str], fact: str) -> list[str]:
     return found
 
 
+def unsupported(needs: Sequence[str], step: str, fact: str, steps: Sequence[Step]) -> list[str]:
+    """The tools a step names in its own words that its quote does not name and no earlier
+    step made ("Use a compass to find the direction of the ore" against "mine Iron Ore with
+    a Stone Pickaxe"): the step rests on the model's own idea, not on its sources, and no
+    step of the plan provides it. A step that says it makes an amount of something is kept
+    (its product is what later steps use), and what a step takes from ("from the ground")
+    and what it counts are left to the ledger."""
+    if product(step) is not None:
+        return []
+    source = re.search(r"\bfrom\b(.*?)(?:" + _TOOL_MARK.pattern + r"|$)", step.lower())
+    named = set(_phrase(step)) - set(_phrase(source.group(1) if source else ""))
+    kept = set(grounded(needs, fact))
+    return [
+        need
+        for need in missing([n for n in needs if n not in kept], steps, step=step, fact=fact)
+        if needed(need, step, fact).count is None and set(_phrase(need)) <= named and _phrase(need)
+    ]
+
+
 def inserted_count(meta: Sequence[DraftMeta], steps: Sequence[Step] = ()) -> int:
     """The steps repair has inserted, less those dropped unchecked because a sibling met
     their need since: they cost no model call, so they take none of the budget."""
