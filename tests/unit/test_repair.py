@@ -109,13 +109,14 @@ def test_a_recipe_for_fewer_than_needed_runs_as_many_times_as_it_takes() -> None
         "Bake 8 rolls from 2 cup of flour.",
         ["2 cup of flour"],
     )
-    # enough already, something else, or no recipe: left as written
+    # enough already, or something else: left as written
     for step, makes in (
         ("Bake 4 rolls from 1 cup of flour.", "2 rolls"),
         ("Bake 1 loaf from 2 cups of flour.", "3 cakes"),
-        ("Buy 1 loaf.", "3 loaves"),
     ):
         assert scale(step, ["x"], makes) == (step, ["x"])
+    # no recipe: nothing to run more times, so it gets as many
+    assert scale("Buy 1 loaf.", ["x"], "3 loaves") == ("Buy 3 loaf.", ["x"])
 
 
 def test_a_need_is_grounded_by_its_words_or_by_its_noun_named_plainly() -> None:
@@ -547,3 +548,21 @@ def test_a_step_that_needs_a_tool_its_sources_never_name_is_unsupported() -> Non
     sticks = "Crafting: 2 Oak Planks gives 4 Stick. No Crafting Table needed."
     assert unsupported(["a crafting table"], "Craft 4 sticks from 2 planks.", sticks, []) == []
     assert unsupported(["a furnace"], "Smelt 1 iron ingot in a furnace.", mining, []) == []
+
+
+def test_a_step_with_no_inputs_gets_as_many_as_it_was_inserted_for() -> None:
+    """Seen in a tune run (gold block): "Get 3 oak log." written as "Punch a tree trunk by
+    hand to get 1 Oak Log from the trees."; the ledger counted 3 logs, the plan had 1."""
+    from rat_agent.agent.repair import scale
+
+    punch = "Punch a tree trunk by hand to get 1 Oak Log from the trees."
+    assert scale(punch, ["tree trunk"], "3 oak log") == (
+        "Punch a tree trunk by hand to get 3 Oak Log from the trees.",
+        ["tree trunk"],
+    )
+    assert scale("Mine 3 cobblestone with a pickaxe.", [], "8 cobblestone")[0] == (
+        "Mine 8 cobblestone with a pickaxe."
+    )
+    # enough already, another thing, or no count: as written
+    for step in (punch, "Kill 1 slime to get 1 slimeball.", "Get an oak log."):
+        assert scale(step, [], "1 oak log")[0] == step

@@ -233,7 +233,7 @@ class Context:
         },
     )
     reach_goal: bool = field(
-        default=False,
+        default=True,
         metadata={
             "description": "Plans (output 'steps', methods rat and rat_noncausal, grounded "
             "revisions): when the steps run out and none makes what the task asks for, one "
@@ -250,7 +250,7 @@ class Context:
         },
     )
     repair_steps: int = field(
-        default=24,
+        default=48,
         metadata={
             "description": "Plan repair: most steps one run may insert for prerequisites a "
             "grounded revision names and no earlier step made (each inserted step is checked "

@@ -229,12 +229,15 @@ def _times(text: str, factor: int) -> str:
 def scale(step: str, needs: Sequence[str], makes: str, fact: str = "") -> tuple[str, list[str]]:
     """A step inserted for N of a thing but written from a recipe that makes M < N runs the
     recipe ceil(N/M) times: its amounts are multiplied ("Get 6 sandstone." revised as "Craft
-    1 sandstone from 4 sand" becomes "Craft 6 sandstone from 24 sand"). The model copies a
-    recipe's amounts well; this arithmetic it gets wrong."""
+    1 sandstone from 4 sand" becomes "Craft 6 sandstone from 24 sand"); a step with no
+    inputs gets as many (`_more_of`). The model copies a recipe's amounts well; this
+    arithmetic it gets wrong."""
     wanted = item(makes)
     found = _recipe(step)
-    if found is None or wanted.count is None:
+    if wanted.count is None:
         return step, list(needs)
+    if found is None:
+        return _more_of(step, wanted), list(needs)
     made = item(f"{found['count']} {found['what']}")
     if made.count is None or not 0 < made.count < wanted.count or not wanted.words <= made.words:
         return step, list(needs)
@@ -252,6 +255,23 @@ def scale(step: str, needs: Sequence[str], makes: str, fact: str = "") -> tuple[
         for need in needs
     ]
     return scaled, used
+
+
+def _more_of(step: str, wanted: Item) -> str:
+    """A step with no inputs that gets fewer than it was inserted for ("Punch a tree trunk
+    by hand to get 1 Oak Log" for 3 oak logs) gets as many: there is nothing to run more
+    times, and the ledger counts what it was inserted for."""
+    made = product(step)
+    if (
+        made is None
+        or made.count is None
+        or wanted.count is None
+        or made.count >= wanted.count
+        or not _same(made, wanted)
+    ):
+        return step
+    head, sep, tail = step.partition(" from ")
+    return re.sub(rf"\b{made.count}\b", str(wanted.count), head, count=1) + sep + tail
 
 
 def _inputs(found: re.Match[str]) -> list[str]:
