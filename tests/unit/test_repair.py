@@ -566,3 +566,19 @@ def test_a_step_with_no_inputs_gets_as_many_as_it_was_inserted_for() -> None:
     # enough already, another thing, or no count: as written
     for step in (punch, "Kill 1 slime to get 1 slimeball.", "Get an oak log."):
         assert scale(step, [], "1 oak log")[0] == step
+
+
+def test_a_recipe_in_its_own_words_for_more_than_its_inputs_make_runs_more_times() -> None:
+    """Seen in a tune run (iron bars): "Smelt 6 iron ingots from 1 raw iron ore and 1 oak
+    plank" against "1 Raw Iron (or Iron Ore) + 1 Oak Planks as fuel gives 1 Iron Ingot"."""
+    from rat_agent.agent.repair import agree
+
+    fact = (
+        "Smelting: 1 Raw Iron (or Iron Ore) + 1 Oak Planks (or Planks of any other kind) as "
+        "fuel gives 1 Iron Ingot in a Furnace."
+    )
+    step = "Smelt 6 iron ingots from 1 raw iron ore and 1 oak plank in a furnace."
+    assert agree(step, ["1 raw iron ore", "1 oak plank", "a furnace"], fact) == (
+        "Smelt 6 iron ingots from 6 raw iron ore and 6 oak plank in a furnace.",
+        ["6 raw iron ore", "6 oak plank", "a furnace"],
+    )

@@ -395,8 +395,8 @@ def agree(step: str, needs: Sequence[str], fact: str) -> tuple[str, list[str]]:
     if out is None or out.count is None or not uses:
         return step, list(needs)
     ratios = set()
-    for use in uses:
-        match = next((q for q in quoted if q is not out and q.count and _same(q, use)), None)
+    for use in uses:  # the step's wording of the quote's inputs, as in `follow`
+        match = next((q for q in quoted if q is not out and q.count and _overlap(q, use)), None)
         if match is None or match.count is None or use.count is None or use.count % match.count:
             return step, list(needs)
         ratios.add(use.count // match.count)
