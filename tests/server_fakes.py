@@ -130,6 +130,7 @@ def server_env(workdir: Path) -> dict[str, str]:
     # steps (min_support would drop them all) and the fakes do not answer the goal prompt.
     env["RAT_MIN_SUPPORT"] = "0"
     env["RAT_STOP_AT_GOAL"] = "0"
+    env["RAT_REACH_GOAL"] = "0"
     return env
 
 
