@@ -309,6 +309,19 @@ def test_a_step_written_as_an_input_of_what_it_was_inserted_for_makes_that() -> 
     assert redirect("Craft 4 planks from 1 log.", [], "2 sticks", sticks)[0] == (
         "Craft 4 stick from 2 planks."
     )
+    # an input named past where the step's product ends: written two levels down
+    torch = (
+        "Crafting: 1 Redstone Dust + 1 Stick gives 1 Redstone Torch (1x2 shape). "
+        "Fits the 2x2 grid: no Crafting Table needed."
+    )
+    ore = (
+        "Mine 1 redstone ore from a redstone ore block with an iron pickaxe (or better); "
+        "it drops 4 Redstone Dust."
+    )
+    assert redirect(ore, ["an iron pickaxe"], "1 redstone torch", torch) == (
+        "Craft 1 redstone torch from 1 redstone dust and 1 stick.",
+        ["1 redstone dust", "1 stick"],
+    )
     # it makes what it was inserted for; its product is no input of the quote's recipe;
     # the quote has no recipe for it, or no heading to take the verb from: as written
     for step, makes, fact in (
@@ -582,3 +595,30 @@ def test_a_recipe_in_its_own_words_for_more_than_its_inputs_make_runs_more_times
         "Smelt 6 iron ingots from 6 raw iron ore and 6 oak plank in a furnace.",
         ["6 raw iron ore", "6 oak plank", "a furnace"],
     )
+
+
+def test_a_recipe_step_takes_the_verb_its_quote_names() -> None:
+    from rat_agent.agent.repair import heading_verb
+
+    dye = (
+        "Crafting: 1 Bone Meal (or Lily of the Valley) gives 1 White Dye (shapeless). "
+        "Fits the 2x2 inventory grid: no Crafting Table needed."
+    )
+    assert heading_verb("Mix 1 white dye from 1 bone meal.", dye) == (
+        "Craft 1 white dye from 1 bone meal."
+    )
+    cut = "Stonecutting: 1 Stone gives 2 Stone Slab. Needs a Stonecutter."
+    assert heading_verb("Cut 2 stone slab from 1 stone in a stonecutter.", cut) == (
+        "Stonecut 2 stone slab from 1 stone in a stonecutter."
+    )
+    # the verb it has already; a quote line with no inputs (mining), or no heading, or
+    # another product; a step that is no recipe: as written
+    ore = "Mining: mine Iron Ore with a Stone Pickaxe; it drops 1 Raw Iron."
+    for step, fact in (
+        ("Craft 1 white dye from 1 bone meal.", dye),
+        ("Dig 1 raw iron from iron ore.", ore),
+        ("Mix 1 white dye from 1 bone meal.", "1 Bone Meal gives 1 White Dye."),
+        ("Mix 2 cyan dye from 1 green dye and 1 lapis.", dye),
+        ("Mix the bone meal into white dye.", dye),
+    ):
+        assert heading_verb(step, fact) == step

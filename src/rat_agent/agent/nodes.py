@@ -429,6 +429,7 @@ class RatNodes:
                     text, needs = repair.redirect(text, needs, meta["makes"], found.fact)
                 text, needs = repair.follow(text, needs, found.fact)
                 text, needs = repair.agree(text, needs, found.fact)
+                text = repair.heading_verb(text, found.fact)
                 if meta["makes"]:  # a prerequisite: as many as the step after it uses
                     text, needs = repair.scale(text, needs, meta["makes"], found.fact)
                 text = repair.without_unnamed_tools(text, found.fact)

@@ -343,6 +343,29 @@ _HEADING = re.compile(r"^\s*([a-z]+)ing\s*:", re.I)
 _PLACE = re.compile(r"\b(?:needs?|in|at|using)\s+(an?\s+[a-z][a-z ]*?)\s*(?=[.,;:]|$)")
 
 
+def _verb(heading: re.Match[str]) -> str:
+    stem = heading.group(1)
+    if len(stem) > 3 and stem[-1] == stem[-2]:  # "Stonecutting" -> "Stonecut"
+        stem = stem[:-1]
+    return stem.capitalize()
+
+
+def heading_verb(step: str, fact: str) -> str:
+    """A recipe step takes the verb its quote's heading names for that recipe ("Mix 1 white
+    dye from 1 bone meal" against "Crafting: 1 Bone Meal gives 1 White Dye" becomes "Craft
+    1 white dye from 1 bone meal"): the quote says what is done, and the model's own word
+    for it may be one nothing understands. Left as it is where the quote has no heading or
+    no recipe with inputs for the step's product (a "Mining:" line has none)."""
+    found, made, heading = _recipe(step), product(step), _HEADING.match(fact)
+    if found is None or made is None or heading is None:
+        return step
+    line = _quoted_line(fact, lambda out: _is_product(out, made), made)
+    verb = _verb(heading)
+    if line is None or not line[1] or found["verb"].lower() == verb.lower():
+        return step
+    return verb + step.strip()[len(found["verb"]) :]
+
+
 def redirect(step: str, needs: Sequence[str], makes: str, fact: str) -> tuple[str, list[str]]:
     """A step inserted to make one thing that the model wrote as making one of that thing's
     inputs ("Get a furnace." revised as "Mine 8 cobblestones with a wooden pickaxe" against
@@ -350,8 +373,11 @@ def redirect(step: str, needs: Sequence[str], makes: str, fact: str) -> tuple[st
     inserted for ("Craft 1 furnace from 8 cobblestone in a crafting table"). The 1.5B model
     writes the prerequisite one level down; kept as it is, the ledger would count a furnace
     that no step makes. What it uses is then needed like anything else, so repair inserts
-    the step the model wrote before it. Left as it is where the step makes what it was
-    inserted for, or its quote has no such recipe, or no heading to name the verb by."""
+    the step the model wrote before it. The step may name that input anywhere, not only as
+    its product: "Get 1 redstone torch." written as "Mine 1 redstone ore ...; it drops 4
+    Redstone Dust" is two levels down. Left as it is where the step makes what it was
+    inserted for, or names none of the recipe's inputs, or its quote has no such recipe, or
+    no heading to name the verb by."""
     wanted, made = item(makes), product(step)
     heading = _HEADING.match(fact)
     if not wanted.words or made is None or _same(wanted, made) or heading is None:
@@ -360,17 +386,15 @@ def redirect(step: str, needs: Sequence[str], makes: str, fact: str) -> tuple[st
     if line is None:
         return step, list(needs)
     product_text, inputs = line
-    if not any(_same(made, item(text)) for text in inputs):
+    named = set(_phrase(step))  # "... it drops 4 Redstone Dust": past where its product ends
+    if not any(_same(made, use) or use.words <= named for use in map(item, inputs)):
         return step, list(needs)
-    stem = heading.group(1)
-    if len(stem) > 3 and stem[-1] == stem[-2]:  # "Stonecutting" -> "Stonecut"
-        stem = stem[:-1]
     out = item(product_text)
     runs = math.ceil((wanted.count or 1) / (out.count or 1))
     plain = _NEGATED.sub(" ", _ASIDE.sub(" ", fact.lower()))
     place = _PLACE.search(plain[heading.end() :])
     return _quoted_recipe(
-        stem.capitalize(),
+        _verb(heading),
         runs * (out.count or 1),
         _LEADING.sub("", product_text),
         inputs,
