@@ -576,9 +576,18 @@ def test_a_step_with_no_inputs_gets_as_many_as_it_was_inserted_for() -> None:
     assert scale("Mine 3 cobblestone with a pickaxe.", [], "8 cobblestone")[0] == (
         "Mine 8 cobblestone with a pickaxe."
     )
+    # named with no count (seen in a tune run, slime block): it says the amount
+    assert scale("Drop a slimeball from a nearby mob.", [], "9 slimeballs")[0] == (
+        "Drop a slimeball from a nearby mob to get 9 slimeballs."
+    )
+    assert scale("Punch a tree by hand to get an Oak Log.", [], "3 oak log")[0] == (
+        "Punch a tree by hand to get 3 Oak Log."
+    )
     # enough already, another thing, or no count: as written
     for step in (punch, "Kill 1 slime to get 1 slimeball.", "Get an oak log."):
         assert scale(step, [], "1 oak log")[0] == step
+    for step in ("Get an oak log.", "Kill a spider."):
+        assert scale(step, [], "3 string")[0] == step
 
 
 def test_a_recipe_in_its_own_words_for_more_than_its_inputs_make_runs_more_times() -> None:

@@ -237,7 +237,7 @@ def scale(step: str, needs: Sequence[str], makes: str, fact: str = "") -> tuple[
     if wanted.count is None:
         return step, list(needs)
     if found is None:
-        return _more_of(step, wanted), list(needs)
+        return _more_of(step, wanted, makes), list(needs)
     made = item(f"{found['count']} {found['what']}")
     if made.count is None or not 0 < made.count < wanted.count or not wanted.words <= made.words:
         return step, list(needs)
@@ -257,11 +257,24 @@ def scale(step: str, needs: Sequence[str], makes: str, fact: str = "") -> tuple[
     return scaled, used
 
 
-def _more_of(step: str, wanted: Item) -> str:
+# "... to get an Oak Log": the one thing a step says it gets, named after the article.
+_GETS_ONE = re.compile(
+    r"\b(?:get|gets|obtain|collect)\s+(?P<one>a|an|one)\s+(?P<name>[^.;,]+)", re.I
+)
+
+
+def _more_of(step: str, wanted: Item, makes: str) -> str:
     """A step with no inputs that gets fewer than it was inserted for ("Punch a tree trunk
     by hand to get 1 Oak Log" for 3 oak logs) gets as many: there is nothing to run more
-    times, and the ledger counts what it was inserted for."""
+    times, and the ledger counts what it was inserted for. One that names the thing with
+    no count ("Drop a slimeball from a nearby mob" for 9 slimeballs) says the amount the
+    ledger counts, in place of its article or as what it is done for."""
     made = product(step)
+    if made is None and (wanted.count or 0) > 1 and wanted.words <= set(_phrase(step)):
+        one = _GETS_ONE.search(step)
+        if one is not None and _same(item(one["name"]), wanted):
+            return f"{step[: one.start('one')]}{wanted.count}{step[one.end('one') :]}"
+        return f"{step.rstrip().rstrip('.')} to get {makes}."
     if (
         made is None
         or made.count is None
