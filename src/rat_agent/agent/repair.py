@@ -690,7 +690,7 @@ def missing(
         wanted = needed(need, step, fact)
         if (
             not wanted.words
-            or any(_same(wanted, goal) for goal in own)
+            or any(_same(wanted, goal) and not _input_of(wanted, goal, fact) for goal in own)
             or (wanted.count is None and any(_same(wanted, goal) for goal in chain))
             or _is_product(wanted, makes)
         ):  # "Mine 1 iron ore" lists the ore it mines
@@ -708,6 +708,18 @@ def missing(
             )
             absent.append(_uncounted(named) if once else named)
     return absent
+
+
+def _input_of(need: Item, made: Item, fact: str) -> bool:
+    """The quote's recipe for `made` uses `need`, by that exact name, as something else: "8
+    Terracotta + 1 White Dye gives 8 White Terracotta". The names share their last word, so
+    without the quote the terracotta would read as the step's own product, a loop."""
+    line = _quoted_line(fact, lambda out: _same(out, made), made)
+    return (
+        line is not None
+        and item(line[0]).words != need.words
+        and any(item(text).words == need.words for text in line[1])
+    )
 
 
 def resolved(makes: str, steps: Sequence[Step]) -> int | None:
