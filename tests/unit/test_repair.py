@@ -592,11 +592,16 @@ def test_a_step_with_no_inputs_gets_as_many_as_it_was_inserted_for() -> None:
     assert scale("Punch a tree by hand to get an Oak Log.", [], "3 oak log")[0] == (
         "Punch a tree by hand to get 3 Oak Log."
     )
-    # enough already, another thing, or no count: as written
-    for step in (punch, "Kill 1 slime to get 1 slimeball.", "Get an oak log."):
+    assert scale("Drop a bone from a Skeleton.", [], "1 bone")[0] == (
+        "Drop a bone from a Skeleton to get 1 bone."
+    )
+    assert scale("Get an oak log.", [], "1 oak log")[0] == "Get 1 oak log."
+    # enough already, another thing, or an uncounted need: as written
+    for step in (punch, "Kill 1 slime to get 1 slimeball."):
         assert scale(step, [], "1 oak log")[0] == step
     for step in ("Get an oak log.", "Kill a spider."):
         assert scale(step, [], "3 string")[0] == step
+    assert scale("Get a crafting table.", [], "a crafting table")[0] == "Get a crafting table."
 
 
 def test_a_recipe_in_its_own_words_for_more_than_its_inputs_make_runs_more_times() -> None:

@@ -267,10 +267,11 @@ def _more_of(step: str, wanted: Item, makes: str) -> str:
     """A step with no inputs that gets fewer than it was inserted for ("Punch a tree trunk
     by hand to get 1 Oak Log" for 3 oak logs) gets as many: there is nothing to run more
     times, and the ledger counts what it was inserted for. One that names the thing with
-    no count ("Drop a slimeball from a nearby mob" for 9 slimeballs) says the amount the
-    ledger counts, in place of its article or as what it is done for."""
+    no count ("Drop a slimeball from a nearby mob" for 9 slimeballs, "Drop a bone from a
+    Skeleton" for 1 bone) says in figures the amount the ledger counts, in place of its
+    article or as what it is done for."""
     made = product(step)
-    if made is None and (wanted.count or 0) > 1 and wanted.words <= set(_phrase(step)):
+    if made is None and wanted.count is not None and wanted.words <= set(_phrase(step)):
         one = _GETS_ONE.search(step)
         if one is not None and _same(item(one["name"]), wanted):
             return f"{step[: one.start('one')]}{wanted.count}{step[one.end('one') :]}"
