@@ -474,3 +474,24 @@ def test_eval_reports_progress_as_lines_when_stderr_is_not_a_terminal(
     assert rat(*args, "--out", str(out), "--label", "t") == 0
     assert capsys.readouterr().err.splitlines() == ["evaluated 2/2"]  # all cached
     assert (out / "t.md").exists()
+
+
+def test_eval_only_runs_those_tasks_under_the_whole_runs_keys(
+    fake_world: ScriptedModel, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A fix is checked on the tasks it was written for; the results must be the very runs
+    the whole selection would make, so they count there and nothing is computed twice."""
+    out = tmp_path / "out"
+    args = ("eval", "--methods", "cot", "--tasks", "2", "--retriever", "fake", "--out", str(out))
+    assert rat(*args, "--label", "all") == 0
+    first, second = [json.loads(line) for line in (out / "all.jsonl").read_text().splitlines()]
+    capsys.readouterr()
+    assert rat(*args, "--label", "one", "--only", second["task"]) == 0
+    assert capsys.readouterr().err.splitlines() == ["evaluated 1/1"]  # cached by the whole run
+    (row,) = [json.loads(line) for line in (out / "one.jsonl").read_text().splitlines()]
+    assert row["key"] == second["key"] != first["key"]
+    assert f"--only {second['task']}" in (out / "one.md").read_text()
+    assert rat(*args, "--only", "mc-no_such_thing") == 2
+    err = capsys.readouterr().err
+    assert "--only: not among the selected tasks: mc-no_such_thing" in err
+    assert len(err.strip().splitlines()) == 1

@@ -82,6 +82,13 @@ def add_command(sub: Any) -> None:
         "looked at); the sample takes the next of their tier instead",
     )
     cmd.add_argument(
+        "--only",
+        default="",
+        metavar="IDS",
+        help="run only these comma-separated task ids of the selection (a check of a fix on "
+        "the tasks it was written for); settings and result keys stay the whole run's",
+    )
+    cmd.add_argument(
         "--set",
         action="append",
         default=[],
@@ -162,6 +169,10 @@ def eval_command(args: argparse.Namespace) -> int:
         context["temperature"] = args.temperature
     context.update(_settings(args.set))
     cases, score = _benchmark(args, context)
+    if only := {name.strip() for name in args.only.split(",") if name.strip()}:
+        if unknown := only - {case.id for case in cases}:
+            raise ConfigError(f"--only: not among the selected tasks: {', '.join(sorted(unknown))}")
+        cases = [case for case in cases if case.id in only]
     out = Path(args.out)
     name = args.label or f"{args.benchmark}-{args.model.replace(':', '_').replace('/', '_')}"
     if args.samples > 1 and not args.label:  # sampled runs are their own report
@@ -215,6 +226,8 @@ def eval_command(args: argparse.Namespace) -> int:
         command += f" --split {args.split}"
     if args.exclude:
         command += f" --exclude {args.exclude}"
+    if args.only:
+        command += f" --only {args.only}"
     if args.retriever:
         command += f" --retriever {args.retriever}"
     command += "".join(f" --set {item}" for item in args.set)
