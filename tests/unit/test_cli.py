@@ -495,3 +495,17 @@ def test_eval_only_runs_those_tasks_under_the_whole_runs_keys(
     err = capsys.readouterr().err
     assert "--only: not among the selected tasks: mc-no_such_thing" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_readme_lists_every_flag_of_rat_ask() -> None:
+    """The README's list of `rat ask` flags is how users find a setting; a context field
+    added without its flag there is a setting nobody finds."""
+    import re
+
+    from rat_agent.cli.ask import CONTEXT_FLAGS
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    listed = re.search(r"One flag per context field \(`([^`]*)`\)", readme)
+    assert listed is not None
+    flags = set(listed.group(1).split())
+    assert flags == {"--" + name.replace("_", "-") for name in CONTEXT_FLAGS}
