@@ -509,3 +509,22 @@ def test_readme_lists_every_flag_of_rat_ask() -> None:
     assert listed is not None
     flags = set(listed.group(1).split())
     assert flags == {"--" + name.replace("_", "-") for name in CONTEXT_FLAGS}
+
+
+def test_readme_lists_every_flag_of_rat_eval() -> None:
+    import argparse
+    import re
+
+    from rat_agent.cli.app import _parser
+
+    sub = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
+    options = {
+        flag
+        for action in sub.choices["eval"]._actions
+        for flag in action.option_strings
+        if flag.startswith("--") and flag != "--help"
+    }
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    listed = re.search(r"`rat eval` takes `([^`]*)`", readme)
+    assert listed is not None
+    assert set(listed.group(1).split()) == options
