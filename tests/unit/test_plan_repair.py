@@ -247,7 +247,7 @@ def test_a_plan_ends_at_the_step_that_names_the_goal(monkeypatch: pytest.MonkeyP
     result, _ = run(ScriptedModel(respond=wrapped, calls=[]), query_mode="text")
     assert result["goal"] == "a chest"
     assert [s["status"] for s in result["steps"]] == ["unchanged"] * 2 + ["dropped"] * 2
-    assert result["steps"][2]["note"] == "the task is done at step 2, which names 'a chest'"
+    assert result["steps"][2]["note"] == "the task is done at draft step 2, which names 'a chest'"
     assert result["answer"] == "STEP 1: Chop wood.\nSTEP 2: Put the wood in a chest."
     assert [kind for kind, _ in model.calls] == ["draft", "goal", "revise", "revise"]
 

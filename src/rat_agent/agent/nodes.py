@@ -249,7 +249,7 @@ class RatNodes:
             return goal, []
         meta = [repair.meta_at([], n) for n in range(len(drafts))]
         for n in range(last + 1, len(drafts)):
-            meta[n]["drop"] = f"the task is done at step {last + 1}, which names {goal!r}"
+            meta[n]["drop"] = f"the task is done at draft step {last + 1}, which names {goal!r}"
         return goal, meta
 
     def review_draft(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
