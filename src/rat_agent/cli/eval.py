@@ -169,7 +169,7 @@ def eval_command(args: argparse.Namespace) -> int:
         context["temperature"] = args.temperature
     context.update(_settings(args.set))
     cases, score = _benchmark(args, context)
-    if only := {name.strip() for name in args.only.split(",") if name.strip()}:
+    if only := _ids(args.only):
         if unknown := only - {case.id for case in cases}:
             raise ConfigError(f"--only: not among the selected tasks: {', '.join(sorted(unknown))}")
         cases = [case for case in cases if case.id in only]
@@ -289,6 +289,11 @@ def _settings(items: list[str]) -> dict[str, Any]:
     return settings
 
 
+def _ids(raw: str) -> set[str]:
+    """The task ids of a comma-separated flag (--only, --exclude); blanks are dropped."""
+    return {name.strip() for name in raw.split(",") if name.strip()}
+
+
 def _benchmark(args: argparse.Namespace, context: dict[str, Any]) -> tuple[Any, Any]:
     """The cases to run and how to score them."""
     from rat_agent.eval import runner
@@ -298,7 +303,7 @@ def _benchmark(args: argparse.Namespace, context: dict[str, Any]) -> tuple[Any, 
         if args.samples > 1:
             raise ConfigError("--samples is for humaneval")
         tasks = load_tasks()
-        exclude = {name.strip() for name in args.exclude.split(",") if name.strip()}
+        exclude = _ids(args.exclude)
         if unknown := exclude - {t.id for t in tasks}:
             raise ConfigError(f"--exclude: no such task: {', '.join(sorted(unknown))}")
         if exclude and not args.split:
