@@ -359,7 +359,6 @@ class RatNodes:
         draft = state["drafts"][i]
         meta = repair.meta_at(state.get("meta", []), i)
         steps = [s.copy() for s in state["steps"]]
-        revised_past = _revised(steps)
         documents = state.get("documents", [])
         step: Step = {
             "draft": meta["original"] or draft,  # as the model first wrote it
@@ -371,7 +370,6 @@ class RatNodes:
         }
         if meta["makes"]:
             step["makes"] = meta["makes"]
-        official = ctx.method == "rat_official_layout"
         grounded = ctx.quotes_each_step()
         support = state.get("support")
         repeat = _repeated(state, ctx)
@@ -395,104 +393,10 @@ class RatNodes:
                 }
             )
         elif grounded:
-            if repeat is not None:
-                before = steps[repeat]
-                found = parsing.Revision(
-                    step=before["revised"], fact=before["fact"], needs=before.get("needs", [])
-                )
-                why = f"written as step {repeat + 1} was, from its quote"
-                step["sources"] = before["sources"]
-            else:
-                as_json = self.constrained(ctx)
-                messages = prompts.grounded_messages(
-                    state["question"],
-                    revised_past,
-                    draft,
-                    len(revised_past) + 1,
-                    documents,
-                    doc_chars=doc_chars(ctx),
-                    as_json=as_json,
-                )
-                quotable = prompts.facts(documents, doc_chars(ctx), best=ctx.fact_choices)
-                schema = prompts.revision_schema(quotable) if as_json else None
-                found, why = self._revision(
-                    ctx, messages, schema, len(revised_past) + 1, meta["makes"]
-                )
-            step["note"] = step["note"] or why
-            if found.drop is not None:
-                step.update(
-                    {"revised": "", "status": "dropped", "note": found.drop, "fact": found.fact}
-                )
-            elif parsing.says_something(found.step):
-                text, needs = found.step, found.needs
-                if meta["makes"]:  # the model may write a prerequisite of what it was asked
-                    text, needs = repair.redirect(text, needs, meta["makes"], found.fact)
-                text, needs = repair.follow(text, needs, found.fact)
-                text, needs = repair.agree(text, needs, found.fact)
-                text = repair.heading_verb(text, found.fact)
-                if meta["makes"]:  # a prerequisite: as many as the step after it uses
-                    text, needs = repair.scale(text, needs, meta["makes"], found.fact)
-                text = repair.without_unnamed_tools(text, found.fact)
-                needs = repair.with_uses(text, needs, found.fact)
-                step.update({"revised": text, "fact": found.fact, "needs": needs})
-                changed = parsing.normalize(text) != parsing.normalize(step["draft"])
-                step["status"] = "revised" if changed else "unchanged"
-                # a prerequisite is needed by definition; a step of the draft is not
-                lacking = (
-                    [] if meta["makes"] else repair.unsupported(needs, text, found.fact, steps)
-                )
-                if lacking:
-                    step.update(
-                        {
-                            "revised": "",
-                            "status": "dropped",
-                            "note": f"it needs {', '.join(lacking)}, which its sources do not "
-                            f"name and no earlier step made (it was: {text!r})",
-                        }
-                    )
-                waiting = [meta["makes"], *meta["chain"]]
-                absent = (
-                    []
-                    if meta["repairs"] >= repair.MAX_REPAIRS or lacking
-                    else repair.missing(
-                        repair.grounded(needs, found.fact), steps, waiting, text, found.fact
-                    )
-                )
-                room = ctx.repair_steps - repair.inserted_count(state.get("meta", []), steps)
-                if absent and room > 0:
-                    return self._insert(state, runtime, step, absent[:room])
-            else:
-                step["note"] = "the model's revision was empty; the draft was kept"
+            if insertion := self._revise_grounded(state, runtime, step, steps, meta, repeat):
+                return insertion
         else:
-            if official:
-                messages = prompts.official_revise_messages(
-                    state["question"], revised_past, draft, documents, doc_chars=doc_chars(ctx)
-                )
-            else:
-                messages = prompts.revise_messages(
-                    state["question"],
-                    revised_past,
-                    draft,
-                    len(revised_past) + 1,
-                    documents,
-                    doc_chars=doc_chars(ctx),
-                    scope=ctx.revise_scope,
-                )
-            prefix = ctx.revise_scope == "prefix" or official
-            reply = parsing.clean_reply(self.ask(ctx, "prefix" if prefix else "revise", messages))
-            if prefix:
-                earlier, current = _split_prefix(reply, len(revised_past) + 1)
-                kept = [s for s in steps if s["status"] != "dropped"]
-                for past, text in zip(kept, earlier, strict=False):
-                    past["revised"] = text
-            else:
-                current = parsing.pick_step(reply, len(revised_past) + 1)
-            if parsing.says_something(current):
-                step["revised"] = current
-                changed = parsing.normalize(current) != parsing.normalize(draft)
-                step["status"] = "revised" if changed else "unchanged"
-            else:
-                step["note"] = "the model's revision was empty; the draft was kept"
+            self._revise_free(state, ctx, step, steps)
         if meta["makes"] and step["status"] in ("revised", "unchanged"):
             step["status"] = "inserted"
             step["note"] = "; ".join(n for n in (meta["reason"], step["note"]) if n)
@@ -512,6 +416,115 @@ class RatNodes:
         if i + 1 == len(state["drafts"]):  # the last step: does the plan reach the goal?
             update |= self._reach_goal(state, runtime, new_steps)
         return update
+
+    def _revise_grounded(
+        self,
+        state: State,
+        runtime: Runtime[Context],
+        step: Step,
+        steps: list[Step],
+        meta: DraftMeta,
+        repeat: int | None,
+    ) -> dict[str, Any] | None:
+        """Fills `step` from a revision that quotes its source; returns plan repair's update
+        when the step names prerequisites no earlier step made, else None."""
+        ctx = context_of(runtime)
+        draft = state["drafts"][state["index"]]
+        revised_past = _revised(steps)
+        documents = state.get("documents", [])
+        if repeat is not None:
+            before = steps[repeat]
+            found = parsing.Revision(
+                step=before["revised"], fact=before["fact"], needs=before.get("needs", [])
+            )
+            why = f"written as step {repeat + 1} was, from its quote"
+            step["sources"] = before["sources"]
+        else:
+            as_json = self.constrained(ctx)
+            messages = prompts.grounded_messages(
+                state["question"],
+                revised_past,
+                draft,
+                len(revised_past) + 1,
+                documents,
+                doc_chars=doc_chars(ctx),
+                as_json=as_json,
+            )
+            quotable = prompts.facts(documents, doc_chars(ctx), best=ctx.fact_choices)
+            schema = prompts.revision_schema(quotable) if as_json else None
+            found, why = self._revision(ctx, messages, schema, len(revised_past) + 1, meta["makes"])
+        step["note"] = step["note"] or why
+        if found.drop is not None:
+            step.update(
+                {"revised": "", "status": "dropped", "note": found.drop, "fact": found.fact}
+            )
+        elif parsing.says_something(found.step):
+            text, needs = repair.mend(found.step, found.needs, found.fact, meta["makes"])
+            step.update({"revised": text, "fact": found.fact, "needs": needs})
+            changed = parsing.normalize(text) != parsing.normalize(step["draft"])
+            step["status"] = "revised" if changed else "unchanged"
+            # a prerequisite is needed by definition; a step of the draft is not
+            lacking = [] if meta["makes"] else repair.unsupported(needs, text, found.fact, steps)
+            if lacking:
+                step.update(
+                    {
+                        "revised": "",
+                        "status": "dropped",
+                        "note": f"it needs {', '.join(lacking)}, which its sources do not "
+                        f"name and no earlier step made (it was: {text!r})",
+                    }
+                )
+            waiting = [meta["makes"], *meta["chain"]]
+            absent = (
+                []
+                if meta["repairs"] >= repair.MAX_REPAIRS or lacking
+                else repair.missing(
+                    repair.grounded(needs, found.fact), steps, waiting, text, found.fact
+                )
+            )
+            room = ctx.repair_steps - repair.inserted_count(state.get("meta", []), steps)
+            if absent and room > 0:
+                return self._insert(state, runtime, step, absent[:room])
+        else:
+            step["note"] = "the model's revision was empty; the draft was kept"
+        return None
+
+    def _revise_free(self, state: State, ctx: Context, step: Step, steps: list[Step]) -> None:
+        """Fills `step` from the paper's free-text revision (and, with the prefix scope,
+        rewrites the earlier steps the model gave back)."""
+        draft = state["drafts"][state["index"]]
+        revised_past = _revised(steps)
+        documents = state.get("documents", [])
+        official = ctx.method == "rat_official_layout"
+        if official:
+            messages = prompts.official_revise_messages(
+                state["question"], revised_past, draft, documents, doc_chars=doc_chars(ctx)
+            )
+        else:
+            messages = prompts.revise_messages(
+                state["question"],
+                revised_past,
+                draft,
+                len(revised_past) + 1,
+                documents,
+                doc_chars=doc_chars(ctx),
+                scope=ctx.revise_scope,
+            )
+        prefix = ctx.revise_scope == "prefix" or official
+        reply = parsing.clean_reply(self.ask(ctx, "prefix" if prefix else "revise", messages))
+        if prefix:
+            earlier, current = _split_prefix(reply, len(revised_past) + 1)
+            kept = [s for s in steps if s["status"] != "dropped"]
+            for past, text in zip(kept, earlier, strict=False):
+                past["revised"] = text
+        else:
+            current = parsing.pick_step(reply, len(revised_past) + 1)
+        if parsing.says_something(current):
+            step["revised"] = current
+            changed = parsing.normalize(current) != parsing.normalize(draft)
+            step["status"] = "revised" if changed else "unchanged"
+        else:
+            step["note"] = "the model's revision was empty; the draft was kept"
 
     def _revision(
         self,

@@ -644,6 +644,22 @@ _NAME_END = frozenset(
 )
 
 
+def mend(step: str, needs: Sequence[str], fact: str, makes: str = "") -> tuple[str, list[str]]:
+    """A grounded revision put right against its quote by the rules above, in this order:
+    each reads the step the one before it left. `makes` is what an inserted step was
+    inserted for ("" for a step of the draft)."""
+    text, found = step, list(needs)
+    if makes:  # the model may write a prerequisite of what it was asked
+        text, found = redirect(text, found, makes, fact)
+    text, found = follow(text, found, fact)
+    text, found = agree(text, found, fact)
+    text = heading_verb(text, fact)
+    if makes:  # a prerequisite: as many as the step after it uses
+        text, found = scale(text, found, makes, fact)
+    text = without_unnamed_tools(text, fact)
+    return text, with_uses(text, found, fact)
+
+
 def counted(fact: str) -> list[str]:
     """The counted things a line names ("2 Flour + 1 Water, in a Mixer, gives 1 Dough" ->
     2 flour, 1 water, 1 dough): what a recipe line uses and makes, in any domain's words.
