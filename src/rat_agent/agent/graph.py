@@ -38,16 +38,9 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 
+from rat_agent.agent.baselines import answer_once, direct, retrieve_once, retrieve_once_failed
 from rat_agent.agent.context import Context
-from rat_agent.agent.nodes import (
-    RatNodes,
-    answer_once,
-    context_of,
-    direct,
-    has_next_step,
-    retrieve_once,
-    retrieve_once_failed,
-)
+from rat_agent.agent.nodes import RatNodes, context_of, has_next_step
 from rat_agent.agent.state import (
     ANSWER_ONCE,
     APPEND_NEXT,

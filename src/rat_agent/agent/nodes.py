@@ -26,7 +26,6 @@ from langgraph.types import Command, interrupt
 from rat_agent.agent import parsing, prompts, repair, thoughts
 from rat_agent.agent.context import Context
 from rat_agent.agent.state import (
-    ANSWER_ONCE,
     REVISE_STEP,
     DraftMeta,
     Source,
@@ -203,7 +202,7 @@ class RatNodes:
         """T = p(.|I): a zero-shot, step-by-step draft, split into at most max_steps steps."""
         ctx = context_of(runtime)
         check_sources(self, ctx)
-        question = _question(state)
+        question = question_of(state)
         if self._plans(ctx) and ctx.draft == "goal":
             goal = self._goal(ctx, question)
             if not goal:
@@ -363,7 +362,7 @@ class RatNodes:
         step: Step = {
             "draft": meta["original"] or draft,  # as the model first wrote it
             "query": state["query"],
-            "sources": [_source(d) for d in documents],
+            "sources": [source_of(d) for d in documents],
             "revised": draft,
             "status": "not_revised",
             "note": state.get("retrieval_error") or "",
@@ -701,96 +700,6 @@ class RatNodes:
         return {"thoughts": notes}
 
 
-# --- the paper's baselines, as modes of the same graph (context field `method`) ------------
-
-
-def direct(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """DIRECT: one call, the answer only."""
-    ctx = context_of(runtime)
-    check_sources(nodes, ctx)
-    question = _question(state)
-    answer = parsing.strip_thinking(
-        nodes.ask(ctx, "direct", prompts.direct_messages(question))
-    ).strip()
-    if not answer:
-        raise UnusableReply("the model returned an empty answer")
-    return start_run(question, ctx, answer=answer)
-
-
-def _once(state: State, ctx: Context) -> tuple[str, dict[str, Any]]:
-    """The baseline's one query, and the state a RAG run starts with."""
-    if ctx.method == "rag":
-        question = _question(state)
-        return question, start_run(question, ctx)
-    return parsing.format_steps(state["drafts"]), {}
-
-
-def retrieve_once(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """RAG: one retrieval with the task as the query; CoT+RAG: with the whole draft.
-    Failures are retried by the same policy as rat's `retrieve`."""
-    ctx = context_of(runtime)
-    query, update = _once(state, ctx)
-    thoughts_found, problem = recall(ctx, query)
-    docs = nodes.search(ctx, query)
-    found = focus(ctx, [*docs, *thoughts_found], [query]).documents
-    return {**update, "query": query, "documents": found, "retrieval_error": problem}
-
-
-def retrieve_once_failed(state: State, runtime: Runtime[Context], error: NodeError) -> Command[str]:
-    """After the last retry a baseline answers without its documents, as a rat step is
-    kept unrevised; bad settings fail the run."""
-    if not isinstance(error.error, RetrievalError):
-        raise error.error
-    ctx = context_of(runtime)
-    query, update = _once(state, ctx)
-    log.warning("retrieval failed: %s", error.error)
-    thoughts_found, _ = recall(ctx, query)
-    return Command(
-        update={
-            **update,
-            "query": query,
-            "documents": focus(ctx, thoughts_found, [query]).documents,
-            "retrieval_error": f"retrieval failed: {error.error}",
-        },
-        goto=ANSWER_ONCE,
-    )
-
-
-def answer_once(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """RAG answers from its documents; CoT+RAG revises the whole draft once against them."""
-    ctx = context_of(runtime)
-    documents = state.get("documents", [])
-    drafts = state.get("drafts", [])
-    if ctx.method == "rag":
-        messages = prompts.rag_messages(
-            state["question"], documents, doc_chars=doc_chars(ctx), max_steps=ctx.max_steps
-        )
-    else:
-        messages = prompts.revise_all_messages(
-            state["question"], drafts, documents, doc_chars=doc_chars(ctx)
-        )
-    reply = parsing.clean_reply(
-        nodes.ask(ctx, "rag" if ctx.method == "rag" else "revise_all", messages)
-    )
-    texts = parsing.merge_tail(parsing.drop_repeats(parsing.split_steps(reply)), ctx.max_steps)
-    texts = [t for t in texts if parsing.says_something(t)] or list(drafts)
-    if not texts:
-        raise UnusableReply("the model returned an empty answer")
-    sources = [_source(d) for d in documents]
-    steps: list[Step] = [
-        {
-            "draft": drafts[n] if n < len(drafts) else "",
-            "query": state.get("query", ""),
-            "sources": sources,
-            "revised": text,
-            "status": "revised" if sources else "not_revised",
-            "note": state.get("retrieval_error") or "",
-        }
-        for n, text in enumerate(texts)
-    ]
-    return {"steps": steps, "answer": parsing.format_steps(texts)}
-
-
 def focus(ctx: Context, documents: list[dict[str, str]], targets: list[str]) -> Evidence:
     """What the model reads of the retrieved documents (context field `evidence`), and how
     well their best passage supports the step (scored only when min_support asks)."""
@@ -876,7 +785,8 @@ def start_run(question: str, ctx: Context, **values: Any) -> dict[str, Any]:
     }
 
 
-def _question(state: State) -> str:
+def question_of(state: State) -> str:
+    """The run's task; an empty one is bad input, not a model error."""
     question = (state.get("question") or "").strip()
     if not question:
         raise ConfigError("the question is empty")
@@ -934,7 +844,7 @@ def _as_dict(doc: Document) -> dict[str, str]:
     return {"title": title, "source": source, "content": doc.page_content, "kind": kind}
 
 
-def _source(doc: dict[str, str]) -> Source:
+def source_of(doc: dict[str, str]) -> Source:
     snippet = shorten(doc["content"], SNIPPET_CHARS)
     kind: SourceKind = "thought" if doc.get("kind") == "thought" else "document"
     return {"title": doc["title"], "source": doc["source"], "snippet": snippet, "kind": kind}
