@@ -23,7 +23,7 @@ from langgraph.errors import NodeError
 from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 
-from rat_agent.agent import parsing, prompts, repair, thoughts
+from rat_agent.agent import mending, names, parsing, prompts, repair, thoughts
 from rat_agent.agent.context import Context
 from rat_agent.agent.state import (
     REVISE_STEP,
@@ -458,7 +458,7 @@ class RatNodes:
                 {"revised": "", "status": "dropped", "note": found.drop, "fact": found.fact}
             )
         elif parsing.says_something(found.step):
-            text, needs = repair.mend(found.step, found.needs, found.fact, meta["makes"])
+            text, needs = mending.mend(found.step, found.needs, found.fact, meta["makes"])
             step.update({"revised": text, "fact": found.fact, "needs": needs})
             changed = parsing.normalize(text) != parsing.normalize(step["draft"])
             step["status"] = "revised" if changed else "unchanged"
@@ -478,7 +478,7 @@ class RatNodes:
                 []
                 if meta["repairs"] >= repair.MAX_REPAIRS or lacking
                 else repair.missing(
-                    repair.grounded(needs, found.fact), steps, waiting, text, found.fact
+                    names.grounded(needs, found.fact), steps, waiting, text, found.fact
                 )
             )
             room = ctx.repair_steps - repair.inserted_count(state.get("meta", []), steps)
@@ -542,11 +542,11 @@ class RatNodes:
         1.5B model copied the step again or answered "None".
         """
         found = parsing.parse_revision(self.ask(ctx, "revise", messages, schema), number)
-        if found.drop is not None or not repair.makes_from_itself(found.step):
+        if found.drop is not None or not mending.makes_from_itself(found.step):
             return found, ""
-        step, needs = repair.with_product(found.step, found.needs, makes)
+        step, needs = mending.with_product(found.step, found.needs, makes)
         if step == found.step:
-            step, needs = repair.with_inputs(found.step, found.needs, repair.counted(found.fact))
+            step, needs = mending.with_inputs(found.step, found.needs, names.counted(found.fact))
         if step == found.step:
             return found, "makes its product from itself; its quote names no other input"
         return replace(
