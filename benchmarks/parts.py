@@ -11,6 +11,7 @@ chain-of-thought draft and the same budgets; only the context fields below diffe
   could only be the first);
 - repair (part 3, on part 4's reply, which names what a step needs): prerequisites become
   inserted steps, unsupported steps are dropped (min_support), the plan ends at the goal;
+- no_repair: parts 2 and 4 together, without part 3 (all, less repair);
 - all: parts 2 to 4 together (today's defaults; on 883b8e3's code its runs are the rat runs
   of the held-out 60 on these tasks, found by the same result key).
 
@@ -28,6 +29,7 @@ import argparse
 import dataclasses
 import datetime as dt
 import json
+import math
 import sys
 import tempfile
 from pathlib import Path
@@ -67,6 +69,9 @@ ARMS: dict[str, dict[str, Any]] = {
     "evidence": {**BEFORE, "evidence": "passages"},
     "reply": {**BEFORE, "revision": "grounded", "fact_choices": 50},
     "repair": {"evidence": "documents", "revision": "grounded", "fact_choices": 50},
+    "no_repair": {
+        key: BEFORE[key] for key in ("repair_steps", "min_support", "stop_at_goal", "reach_goal")
+    },
     "all": {},
 }
 
@@ -139,9 +144,39 @@ def report(found: dict[str, list[Result]], tasks: int, args: argparse.Namespace)
         + f"- executable on the {len(both)} tasks every arm with results has done: "
         f"{', '.join(paired)}\n\n"
         f"{table(results)}\n\n"
+        f"## Each arm against all, task by task\n\n{paired_with(found, 'all')}\n\n"
         f"## By task\n\n{by_task(found)}\n"
     )
     print(table(results))
+
+
+def sign_test(wins: int, losses: int) -> float:
+    """Two-sided exact sign test on the tasks two arms disagree on (the binomial sum is
+    written out: scipy is not a dependency of the project for one formula)."""
+    n, k = wins + losses, min(wins, losses)
+    return min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2**n) if n else 1.0
+
+
+def paired_with(found: dict[str, list[Result]], base: str) -> str:
+    """Each arm's executable plans against `base`'s on the tasks both have done: which tasks
+    each makes that the other does not, and whether that differs from chance."""
+    score = {arm: {r.task: r.score for r in rows} for arm, rows in found.items()}
+    lines = [
+        f"| arm | tasks | executable | {base} executable | only the arm | only {base} | p |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for arm, mine in score.items():
+        both = [t for t in mine if t in score[base]]
+        if arm == base or not both:
+            continue
+        wins = sum(1 for t in both if mine[t] > score[base][t])
+        losses = sum(1 for t in both if mine[t] < score[base][t])
+        lines.append(
+            f"| {arm} | {len(both)} | {sum(mine[t] for t in both):.0f} | "
+            f"{sum(score[base][t] for t in both):.0f} | {wins} | {losses} | "
+            f"{sign_test(wins, losses):.2g} |"
+        )
+    return "\n".join(lines)
 
 
 def by_task(found: dict[str, list[Result]]) -> str:
