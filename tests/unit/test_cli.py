@@ -497,6 +497,24 @@ def test_eval_only_runs_those_tasks_under_the_whole_runs_keys(
     assert len(err.strip().splitlines()) == 1
 
 
+def test_eval_vary_runs_each_value_under_the_keys_of_set_and_compares_them(
+    fake_world: ScriptedModel, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    args = ("eval", "--methods", "cot", "--tasks", "2", "--retriever", "fake", "--out", str(out))
+    assert rat(*args, "--label", "v", "--vary", "k=2,3") == 0
+    assert capsys.readouterr().err.splitlines()[-1] == "evaluated 4/4"
+    rows = [json.loads(line) for line in (out / "v.jsonl").read_text().splitlines()]
+    assert [r["method"] for r in rows] == ["cot k=2", "cot k=3"] * 2
+    report = (out / "v.md").read_text()
+    assert "--vary k=2,3" in report and "cot: each value against k=2" in report
+    assert "| cot k=3 | 2 |" in report  # the paired table: 2 tasks both values did
+    assert rat(*args, "--label", "s", "--set", "k=3") == 0
+    assert capsys.readouterr().err.splitlines() == ["evaluated 2/2"]  # cached by --vary
+    assert rat(*args, "--vary", "k=3") == 2
+    assert "two or more different values" in capsys.readouterr().err
+
+
 def test_readme_lists_every_flag_of_rat_ask() -> None:
     """The README's list of `rat ask` flags is how users find a setting; a context field
     added without its flag there is a setting nobody finds."""

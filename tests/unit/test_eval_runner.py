@@ -281,3 +281,57 @@ def test_each_run_has_its_own_thread_id() -> None:
         ["direct", "cot"], context={"model": "fake", "max_steps": 32}, tasks=TASKS[:2], graph=graph
     )
     assert len(threads) == 4 and len(set(threads)) == 4 and "None" not in threads
+
+
+def test_variants_alternate_task_by_task_under_the_keys_of_a_set_run() -> None:
+    """--vary: each task runs under every value before the next task starts, so the arms
+    share the machine's state; each value's results are the ones --set would compute."""
+    model = planner()
+    graph = build_graph(llm=model, retriever=ListRetriever(documents=wiki_docs(1)))
+    variants = {"max_steps=32": {"max_steps": 32}, "max_steps=2": {"max_steps": 2}}
+    results = run_minecraft(
+        ["cot"], context={"model": "fake"}, tasks=TASKS[:2], graph=graph, variants=variants
+    )
+    assert [(r.task, r.method) for r in results] == [
+        (t.id, f"cot {name}") for t in TASKS[:2] for name in variants
+    ]
+    asked = [prompt_text(call).split("Task: ", 1)[1].split("\n", 1)[0] for _, call in model.calls]
+    assert asked == [t.question for t in TASKS[:2] for _ in variants]
+    before = len(model.calls)
+    plain = run_minecraft(["cot"], context={"model": "fake", "max_steps": 2}, tasks=TASKS[:2])
+    assert len(model.calls) == before  # the same keys: nothing computed again
+    assert [r.key for r in plain] == [r.key for r in results if r.method == "cot max_steps=2"]
+
+
+def test_paired_counts_the_tasks_each_arm_solves_alone_with_a_sign_test() -> None:
+    from rat_agent.eval.runner import Result, paired, sign_test
+
+    def result(task: str, method: str, score: float) -> Result:
+        return Result(f"{task}{method}", task, method, "fake", score, None, "", "", {}, "", 0)
+
+    base = [result(f"t{n}", "rat", 1.0 if n < 3 else 0.0) for n in range(6)]
+    other = [result(f"t{n}", "rat draft=goal", 1.0 if n >= 2 else 0.0) for n in range(5)]
+    markdown = paired(base + other, "rat")
+    # on t0..t4: rat solves t0, t1, t2; the other t2, t3, t4: 2 tasks each alone
+    assert "| rat draft=goal | 5 | 3 | 3 | 2 | 2 | 1 |" in markdown
+    assert len(markdown.splitlines()) == 3  # the base is no row of its own
+    assert sign_test(0, 5) == pytest.approx(0.0625)
+    assert sign_test(8, 9) == 1.0 and sign_test(0, 0) == 1.0
+    assert sign_test(1, 3) == pytest.approx(0.625)
+
+
+def test_vary_flag_names_one_field_and_two_or_more_values() -> None:
+    from rat_agent.cli.eval import _variants
+    from rat_agent.errors import ConfigError
+
+    assert _variants("") == {}
+    assert _variants("draft=cot,goal") == {
+        "draft=cot": {"draft": "cot"},
+        "draft=goal": {"draft": "goal"},
+    }
+    assert _variants("k=2, 5") == {"k=2": {"k": 2}, "k=5": {"k": 5}}
+    for bad in ("draft=goal", "draft", "k=3,3"):
+        with pytest.raises(ConfigError, match="two or more different values"):
+            _variants(bad)
+    with pytest.raises(ConfigError, match="--vary 'nonsense=1'"):
+        _variants("nonsense=1,2")

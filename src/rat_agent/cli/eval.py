@@ -96,6 +96,13 @@ def add_command(sub: Any) -> None:
         help="any other context field for every method, e.g. --set evidence=documents (repeatable)",
     )
     cmd.add_argument(
+        "--vary",
+        default="",
+        metavar="FIELD=V1,V2",
+        help="run every method once under each value of a context field, task by task "
+        "(the arms alternate), and compare each value with the first, task by task",
+    )
+    cmd.add_argument(
         "--label", default=None, help="name of the results files (default: BENCHMARK-MODEL)"
     )
     cmd.add_argument("--k", type=int, default=3)
@@ -168,6 +175,7 @@ def eval_command(args: argparse.Namespace) -> int:
     if args.temperature or args.samples > 1:
         context["temperature"] = args.temperature
     context.update(_settings(args.set))
+    variants = _variants(args.vary)
     cases, score = _benchmark(args, context)
     if only := _ids(args.only):
         if unknown := only - {case.id for case in cases}:
@@ -209,12 +217,20 @@ def eval_command(args: argparse.Namespace) -> int:
                 rescore=args.rescore,
                 retry_errors=args.retry_errors,
                 progress=progress,
+                variants=variants,
             )
     if not results:
         raise ConfigError("no runs computed yet for these settings")
-    expected = len(cases) * len(methods)
+    expected = len(cases) * len(methods) * max(1, len(variants))
     score_name = "executable" if args.benchmark == "minecraft" else "pass@1"
     markdown = runner.table(results, score_name, ks)
+    for method in methods if variants else ():
+        base = f"{method} {next(iter(variants))}"
+        arms = [r for r in results if r.method.startswith(f"{method} ")]
+        markdown += (
+            f"\n\n{method}: each value against {base.split()[-1]}, task by task\n\n"
+            f"{runner.paired(arms, base, score_name)}"
+        )
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{name}.jsonl").write_text("".join(json.dumps(asdict(r)) + "\n" for r in results))
     command = (
@@ -231,6 +247,8 @@ def eval_command(args: argparse.Namespace) -> int:
     if args.retriever:
         command += f" --retriever {args.retriever}"
     command += "".join(f" --set {item}" for item in args.set)
+    if args.vary:
+        command += f" --vary {args.vary}"
     if args.label:
         command += f" --label {args.label}"
     if args.samples > 1 or args.temperature:
@@ -270,7 +288,7 @@ SCORES = {
 }
 
 
-def _settings(items: list[str]) -> dict[str, Any]:
+def _settings(items: list[str], flag: str = "--set") -> dict[str, Any]:
     """--set FIELD=VALUE pairs, typed as the context field they name."""
     from dataclasses import MISSING, fields
 
@@ -283,10 +301,22 @@ def _settings(items: list[str]) -> dict[str, Any]:
         name = name.strip().replace("-", "_")
         if not sep or name not in known:
             raise ConfigError(
-                f"--set {item!r}: give FIELD=VALUE with a context field ({', '.join(known)})"
+                f"{flag} {item!r}: give FIELD=VALUE with a context field ({', '.join(known)})"
             )
-        settings[name] = convert(name, raw.strip(), type(known[name].default), f"--set {name}")
+        settings[name] = convert(name, raw.strip(), type(known[name].default), f"{flag} {name}")
     return settings
+
+
+def _variants(raw: str) -> dict[str, dict[str, Any]]:
+    """--vary FIELD=V1,V2: one set of settings per value, named "FIELD=V", typed as --set
+    types them; none when the flag is not given."""
+    if not raw:
+        return {}
+    name, sep, values = raw.partition("=")
+    chosen = [v.strip() for v in values.split(",") if v.strip()]
+    if not sep or len(chosen) < 2 or len(set(chosen)) < len(chosen):
+        raise ConfigError(f"--vary {raw!r}: give FIELD=V1,V2 with two or more different values")
+    return {f"{name.strip()}={v}": _settings([f"{name}={v}"], "--vary") for v in chosen}
 
 
 def _ids(raw: str) -> set[str]:

@@ -11,6 +11,7 @@ import dataclasses
 import functools
 import hashlib
 import json
+import math
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -139,6 +140,7 @@ def run(
     cached_only: bool = False,
     rescore: bool = False,
     retry_errors: bool = False,
+    variants: dict[str, dict[str, Any]] | None = None,
 ) -> list[Result]:
     """Every (case, method) result, from the cache where it is already there.
 
@@ -153,35 +155,40 @@ def run(
     result's key as thread id, so `rat show KEY` explains a score (the plan-repair ledger,
     each step's evidence) and time travel replays it from any step. A key run again
     replaces its old thread: invoking a finished thread would continue it instead.
+
+    `variants` runs every method again under each of some settings ({"draft=goal":
+    {"draft": "goal"}, ...}), task by task, so that arms compared in one run alternate and
+    share the machine's state and day; each result's method then reads "rat draft=goal".
     """
     from langgraph.checkpoint.base import BaseCheckpointSaver  # not at import: `rat --help`
 
     from rat_agent.agent.graph import build_graph
     from rat_agent.providers.stats import RunStats
 
+    arms = variants or {"": {}}
     for method in methods:
-        Context(**{**context, "method": method})  # bad settings fail before any work
+        for variant in arms.values():  # bad settings fail before any work
+            Context(**{**context, **variant, "method": method})
     graph = graph or build_graph()
     saver = graph.checkpointer if isinstance(graph.checkpointer, BaseCheckpointSaver) else None
     path = cache_file(benchmark)
     cached = {**(_load(seed) if seed else {}), **_load(path)}
     lock = threading.Lock()
     todo = []
-    for case in cases:
-        for method in methods:
-            settings = {**context, "method": method}
-            key = result_key(case, method, settings)
-            if key not in cached or (retry_errors and cached[key].error):
-                todo.append((case, method, settings, key))
-            elif rescore and not cached[key].error:
-                checked = score(case, cached[key].answer)
-                cached[key] = dataclasses.replace(
-                    cached[key],
-                    score=checked.score,
-                    failed_step=checked.failed_step,
-                    reason=checked.reason,
-                )
-    total = len(cases) * len(methods)
+    for case, _, variant, method in _runs(cases, arms, methods):
+        settings = {**context, **variant, "method": method}
+        key = result_key(case, method, settings)
+        if key not in cached or (retry_errors and cached[key].error):
+            todo.append((case, method, settings, key))
+        elif rescore and not cached[key].error:
+            checked = score(case, cached[key].answer)
+            cached[key] = dataclasses.replace(
+                cached[key],
+                score=checked.score,
+                failed_step=checked.failed_step,
+                reason=checked.reason,
+            )
+    total = len(cases) * len(arms) * len(methods)
     done = total - len(todo)
     if cached_only:
         todo = []
@@ -230,8 +237,20 @@ def run(
 
     with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
         list(pool.map(one, todo))
-    keys = (result_key(c, m, {**context, "method": m}) for c in cases for m in methods)
-    return [cached[key] for key in keys if key in cached]
+    found = []
+    for case, label, variant, method in _runs(cases, arms, methods):
+        key = result_key(case, method, {**context, **variant, "method": method})
+        if key in cached:
+            arm = f"{method} {label}" if label else method
+            found.append(dataclasses.replace(cached[key], method=arm))
+    return found
+
+
+def _runs(
+    cases: Sequence[Case], variants: dict[str, dict[str, Any]], methods: Sequence[str]
+) -> list[tuple[Case, str, dict[str, Any], str]]:
+    """Every run, task by task: the arms of one task run one after the other."""
+    return [(c, name, v, m) for c in cases for name, v in variants.items() for m in methods]
 
 
 def minecraft_case(task: Task) -> Case:
@@ -295,6 +314,39 @@ def table(results: Sequence[Result], score_name: str = "executable", ks: Sequenc
         ]
         rows.append("| " + " | ".join(cells) + " |")
     return "\n".join(rows)
+
+
+def sign_test(wins: int, losses: int) -> float:
+    """Two-sided exact sign test on the tasks two arms disagree on (the binomial sum written
+    out: scipy is not a dependency for one formula)."""
+    n, k = wins + losses, min(wins, losses)
+    return min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2**n) if n else 1.0
+
+
+def paired(results: Sequence[Result], base: str, score_name: str = "executable") -> str:
+    """Each method against `base` on the tasks both have done, as Markdown: on how many
+    tasks each scores higher than the other (with samples, by the mean), and a sign test of
+    whether that is more than chance."""
+    score = {
+        m: {t: sum(s) / len(s) for t, s in by_task(rows).items()}
+        for m, rows in by_method(results).items()
+    }
+    lines = [
+        f"| method | tasks | {score_name} | {base} | only the method | only {base} | p |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for method, mine in score.items():
+        both = [t for t in mine if t in score.get(base, {})]
+        if method == base or not both:
+            continue
+        wins = sum(1 for t in both if mine[t] > score[base][t])
+        losses = sum(1 for t in both if mine[t] < score[base][t])
+        lines.append(
+            f"| {method} | {len(both)} | {sum(mine[t] for t in both):.0f} | "
+            f"{sum(score[base][t] for t in both):.0f} | {wins} | {losses} | "
+            f"{sign_test(wins, losses):.2g} |"
+        )
+    return "\n".join(lines)
 
 
 def by_method(results: Sequence[Result]) -> dict[str, list[Result]]:
