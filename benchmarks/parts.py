@@ -19,7 +19,9 @@ The draft (goal or chain of thought) is compared on the tune split, not here.
 
 Run from the repository root: `python benchmarks/parts.py` (options `--tasks N`, `--arms
 a,b`). Results are cached per task and arm (keyed by the code's hash, like `rat eval`), so a
-stopped run resumes, and the committed results file seeds a fresh clone's cache. Writes
+stopped run resumes, and the committed results file seeds a fresh clone's cache. The
+committed results are 883b8e3's: `git worktree add --detach /tmp/wt-held 883b8e3`, then
+`PYTHONPATH=/tmp/wt-held/src python benchmarks/parts.py` finds them. Writes
 benchmarks/results/parts.{md,jsonl} and the two plots.
 """
 
@@ -133,7 +135,9 @@ def report(found: dict[str, list[Result]], tasks: int, args: argparse.Namespace)
         f"# Which of issue 13's parts make rat work, model {args.model}\n\n"
         f"- date: {dt.datetime.now(dt.UTC).isoformat(timespec='seconds')}; code (src) "
         f"fingerprint {code_fingerprint()[:12]}\n"
-        f"- command: `python benchmarks/parts.py --tasks {tasks}` (arms in "
+        f"- command: `PYTHONPATH=<worktree>/src python benchmarks/parts.py --tasks {tasks}`, "
+        f"from a worktree of the commit whose src has the fingerprint above (883b8e3 for "
+        f"the committed results; results are keyed by it) (arms in "
         f"benchmarks/parts.py; each is method rat with `--k 3 --max-steps 6 --max-tokens "
         f"512` and the fields it names)\n"
         f"- tasks: a stratified sample of the held-out test split, the same as `rat eval "
