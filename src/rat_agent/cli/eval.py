@@ -224,12 +224,12 @@ def eval_command(args: argparse.Namespace) -> int:
     expected = len(cases) * len(methods) * max(1, len(variants))
     score_name = "executable" if args.benchmark == "minecraft" else "pass@1"
     markdown = runner.table(results, score_name, ks)
+    first = next(iter(variants), "")
     for method in methods if variants else ():
-        base = f"{method} {next(iter(variants))}"
         arms = [r for r in results if r.method.startswith(f"{method} ")]
         markdown += (
-            f"\n\n{method}: each value against {base.split()[-1]}, task by task\n\n"
-            f"{runner.paired(arms, base, score_name)}"
+            f"\n\n{method}: each value against {first}, task by task\n\n"
+            f"{runner.paired(arms, f'{method} {first}', score_name)}"
         )
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{name}.jsonl").write_text("".join(json.dumps(asdict(r)) + "\n" for r in results))
