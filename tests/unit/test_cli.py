@@ -513,6 +513,12 @@ def test_eval_vary_runs_each_value_under_the_keys_of_set_and_compares_them(
     assert capsys.readouterr().err.splitlines() == ["evaluated 2/2"]  # cached by --vary
     assert rat(*args, "--vary", "k=3") == 2
     assert "two or more different values" in capsys.readouterr().err
+    assert rat(*args, "--label", "w", "--vary", "k=2,3", "--vary", "max_tokens=512,256") == 0
+    # The base arm (k=2, max_tokens=512 is --max-tokens) and k=3 are cached from above.
+    assert capsys.readouterr().err.splitlines()[0] == "evaluated 4/6"
+    report = (out / "w.md").read_text()
+    assert "--vary k=2,3 --vary max_tokens=512,256" in report
+    assert "| cot max_tokens=256 | 2 |" in report and "against k=2 max_tokens=512" in report
 
 
 def test_readme_lists_every_flag_of_rat_ask() -> None:

@@ -324,14 +324,30 @@ def test_vary_flag_names_one_field_and_two_or_more_values() -> None:
     from rat_agent.cli.eval import _variants
     from rat_agent.errors import ConfigError
 
-    assert _variants("") == {}
-    assert _variants("draft=cot,goal") == {
+    assert _variants([]) == {}
+    assert _variants(["draft=cot,goal"]) == {
         "draft=cot": {"draft": "cot"},
         "draft=goal": {"draft": "goal"},
     }
-    assert _variants("k=2, 5") == {"k=2": {"k": 2}, "k=5": {"k": 5}}
+    assert _variants(["k=2, 5"]) == {"k=2": {"k": 2}, "k=5": {"k": 5}}
     for bad in ("draft=goal", "draft", "k=3,3"):
         with pytest.raises(ConfigError, match="two or more different values"):
-            _variants(bad)
+            _variants([bad])
     with pytest.raises(ConfigError, match="--vary 'nonsense=1'"):
-        _variants("nonsense=1,2")
+        _variants(["nonsense=1,2"])
+    with pytest.raises(ConfigError, match="k is varied twice"):
+        _variants(["k=2,3", "k=4,5"])
+
+
+def test_vary_repeated_changes_one_field_at_a_time_from_a_shared_base_arm() -> None:
+    """Two fields of two values make three arms, not four: the base takes each field's
+    first value, and every other arm differs from it in one field only."""
+    from rat_agent.cli.eval import _variants
+
+    assert _variants(["k=3,5,8", "query_mode=llm,text", "draft=cot,goal"]) == {
+        "k=3 query_mode=llm draft=cot": {"k": 3, "query_mode": "llm", "draft": "cot"},
+        "k=5": {"k": 5, "query_mode": "llm", "draft": "cot"},
+        "k=8": {"k": 8, "query_mode": "llm", "draft": "cot"},
+        "query_mode=text": {"k": 3, "query_mode": "text", "draft": "cot"},
+        "draft=goal": {"k": 3, "query_mode": "llm", "draft": "goal"},
+    }

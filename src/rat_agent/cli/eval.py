@@ -97,10 +97,12 @@ def add_command(sub: Any) -> None:
     )
     cmd.add_argument(
         "--vary",
-        default="",
+        action="append",
+        default=[],
         metavar="FIELD=V1,V2",
         help="run every method once under each value of a context field, task by task "
-        "(the arms alternate), and compare each value with the first, task by task",
+        "(the arms alternate), and compare each value with the first, task by task; "
+        "repeated, each field varies alone from one shared arm of every first value",
     )
     cmd.add_argument(
         "--label", default=None, help="name of the results files (default: BENCHMARK-MODEL)"
@@ -247,8 +249,7 @@ def eval_command(args: argparse.Namespace) -> int:
     if args.retriever:
         command += f" --retriever {args.retriever}"
     command += "".join(f" --set {item}" for item in args.set)
-    if args.vary:
-        command += f" --vary {args.vary}"
+    command += "".join(f" --vary {item}" for item in args.vary)
     if args.label:
         command += f" --label {args.label}"
     if args.samples > 1 or args.temperature:
@@ -307,16 +308,34 @@ def _settings(items: list[str], flag: str = "--set") -> dict[str, Any]:
     return settings
 
 
-def _variants(raw: str) -> dict[str, dict[str, Any]]:
-    """--vary FIELD=V1,V2: one set of settings per value, named "FIELD=V", typed as --set
-    types them; none when the flag is not given."""
-    if not raw:
+def _variants(items: list[str]) -> dict[str, dict[str, Any]]:
+    """--vary FIELD=V1,V2 (repeatable): one set of settings per value, named "FIELD=V",
+    typed as --set types them; none when the flag is not given.
+
+    With several fields, the first arm takes every field's first value and each other arm
+    changes one field only, so one shared base arm serves every comparison (three arms,
+    not four, for two fields of two values).
+    """
+    fields: dict[str, list[str]] = {}
+    for raw in items:
+        name, sep, listed = raw.partition("=")
+        name = name.strip()
+        chosen = [v.strip() for v in listed.split(",") if v.strip()]
+        if not sep or len(chosen) < 2 or len(set(chosen)) < len(chosen):
+            raise ConfigError(f"--vary {raw!r}: give FIELD=V1,V2 with two or more different values")
+        if name in fields:
+            raise ConfigError(f"--vary {raw!r}: {name} is varied twice")
+        fields[name] = chosen
+    if not fields:
         return {}
-    name, sep, values = raw.partition("=")
-    chosen = [v.strip() for v in values.split(",") if v.strip()]
-    if not sep or len(chosen) < 2 or len(set(chosen)) < len(chosen):
-        raise ConfigError(f"--vary {raw!r}: give FIELD=V1,V2 with two or more different values")
-    return {f"{name.strip()}={v}": _settings([f"{name}={v}"], "--vary") for v in chosen}
+    base = [f"{name}={values[0]}" for name, values in fields.items()]
+    arms = {" ".join(base): _settings(base, "--vary")}
+    for i, (name, values) in enumerate(fields.items()):
+        for value in values[1:]:
+            arms[f"{name}={value}"] = _settings(
+                [*base[:i], f"{name}={value}", *base[i + 1 :]], "--vary"
+            )
+    return arms
 
 
 def _ids(raw: str) -> set[str]:
