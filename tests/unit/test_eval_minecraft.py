@@ -146,6 +146,32 @@ def test_notes_are_skipped() -> None:
     assert check_plan("oak_planks", plan).executable
 
 
+def test_turning_a_station_on_crafts_nothing() -> None:
+    """ "Turn" crafts only when it turns something into something: a model's "turn the
+    furnace on" was read as crafting a second furnace, and failed a plan that had one."""
+    plan = (
+        "STEP 1: Chop 1 oak log\nSTEP 2: Craft 4 planks\nSTEP 3: Craft a crafting table\n"
+        "STEP 4: Place the crafting table, then turn it on.\n"
+    )
+    assert check_plan("crafting_table", plan).executable
+    plan = STONE_PICKAXE + (
+        "STEP 8: Mine 8 cobblestone with the stone pickaxe.\n"
+        "STEP 9: Craft 1 furnace from 8 cobblestone in a crafting table.\n"
+        "STEP 10: Place the furnace and turn it on.\n"
+    )
+    assert check_plan("furnace", plan).executable
+    # The model's step fails for what it lacks (what is smelted), not for a second furnace.
+    plan = plan.replace(
+        "Place the furnace and turn it on.",
+        "Place 1 oak plank on the top of the furnace, then place 1 clay ball on the bottom. "
+        "Turn the furnace on and wait for it to finish smelting.",
+    )
+    failed(check_plan("furnace", plan), 10, "nothing to smelt named")
+    # Still a crafting verb when it turns something into something.
+    plan = "STEP 1: Chop 1 oak log\nSTEP 2: Turn the log into 4 planks\n"
+    assert check_plan("oak_planks", plan).executable
+
+
 @pytest.mark.parametrize(
     "plan",
     [

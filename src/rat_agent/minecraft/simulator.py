@@ -348,6 +348,8 @@ class World:
         token = tokens[k]
         if token not in _VERBS or (token == "pick" and tokens[k + 1 : k + 2] != ["up"]):
             return False
+        if token in ("turn", "turning") and "into" not in tokens[k + 1 :]:
+            return False  # "turn the furnace on" crafts nothing; "turn 9 ingots into a block"
         after = tokens[k + 1 : k + 2]
         return not (after and f"{token} {self.normalize(after[0])}" in self.pairs)
 
