@@ -1,0 +1,71 @@
+"""Score committed Minecraft results again with today's checker, in place.
+
+`rat eval --rescore` does this for the results of today's code only: a file made by older
+code has result keys the CLI no longer computes. This rescores such files line by line,
+rewrites the table and plots of each report whose scores changed, and prints every answer
+whose score, failed step or reason changed.
+
+    .venv/bin/python benchmarks/rescore.py benchmarks/results/*.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import re
+from datetime import date
+from pathlib import Path
+
+from rat_agent.eval.plots import plot
+from rat_agent.eval.runner import Result, table
+from rat_agent.minecraft.simulator import check_plan
+from rat_agent.minecraft.tasks import load_tasks
+
+TABLE = re.compile(r"^\| method \|.*?(?=\n\n|\n?\Z)", re.M | re.S)
+
+
+def rescore(path: Path, goals: dict[str, str]) -> int:
+    """Rescore one results file; the number of answers whose score changed."""
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    if not rows or any(row.get("task") not in goals or "score" not in row for row in rows):
+        return 0  # not a Minecraft results file (HumanEval, memory, ...)
+    results, changed = [], 0
+    for row in rows:
+        result = Result(**row)
+        if not result.error:
+            check = check_plan(goals[result.task], result.answer)
+            new = dataclasses.replace(
+                result,
+                score=1.0 if check.executable else 0.0,
+                failed_step=check.failed_step,
+                reason=check.reason,
+            )
+            if new != result:
+                print(
+                    f"{path.name} {result.task} {result.method}: {result.score:g} -> "
+                    f"{new.score:g}, step {result.failed_step} -> {new.failed_step}: "
+                    f"{new.reason}"
+                )
+            changed += new.score != result.score
+            result = new
+        results.append(result)
+    path.write_text("".join(json.dumps(dataclasses.asdict(r)) + "\n" for r in results))
+    report = path.with_suffix(".md")
+    if changed and report.exists():
+        note = f"Rescored {date.today()} by benchmarks/rescore.py; scores changed: {changed}.\n\n"
+        report.write_text(TABLE.sub(lambda _: note + table(results), report.read_text(), count=1))
+        plot(results, path.with_suffix(""), f"minecraft, {results[0].model}")
+    return changed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("files", nargs="+", type=Path)
+    goals = {task.id: task.goal for task in load_tasks()}
+    for path in parser.parse_args().files:
+        rescore(path, goals)
+
+
+if __name__ == "__main__":
+    main()
