@@ -18,30 +18,31 @@ from datetime import date
 from pathlib import Path
 
 from rat_agent.eval.plots import plot
-from rat_agent.eval.runner import Result, table
-from rat_agent.minecraft.simulator import check_plan
+from rat_agent.eval.runner import Case, Result, minecraft_case, minecraft_score, table
 from rat_agent.minecraft.tasks import load_tasks
 
 TABLE = re.compile(r"^\| method \|.*?(?=\n\n|\n?\Z)", re.M | re.S)
 
 
-def rescore(path: Path, goals: dict[str, str]) -> int:
-    """Rescore one results file; the number of answers whose score changed."""
+def rescore(path: Path, cases: dict[str, Case]) -> int:
+    """Rescore one results file, as `rat eval --rescore` does (the suite's own scorer);
+    the number of answers whose score changed."""
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    if not rows or any(row.get("task") not in goals or "score" not in row for row in rows):
+    if not rows or any(row.get("task") not in cases or "score" not in row for row in rows):
         return 0  # not a Minecraft results file (HumanEval, memory, ...)
-    results, changed = [], 0
+    results, changed, edited = [], 0, False
     for row in rows:
         result = Result(**row)
         if not result.error:
-            check = check_plan(goals[result.task], result.answer)
+            checked = minecraft_score(cases[result.task], result.answer)
             new = dataclasses.replace(
                 result,
-                score=1.0 if check.executable else 0.0,
-                failed_step=check.failed_step,
-                reason=check.reason,
+                score=checked.score,
+                failed_step=checked.failed_step,
+                reason=checked.reason,
             )
             if new != result:
+                edited = True
                 print(
                     f"{path.name} {result.task} {result.method}: {result.score:g} -> "
                     f"{new.score:g}, step {result.failed_step} -> {new.failed_step}: "
@@ -50,7 +51,8 @@ def rescore(path: Path, goals: dict[str, str]) -> int:
             changed += new.score != result.score
             result = new
         results.append(result)
-    path.write_text("".join(json.dumps(dataclasses.asdict(r)) + "\n" for r in results))
+    if edited:
+        path.write_text("".join(json.dumps(dataclasses.asdict(r)) + "\n" for r in results))
     report = path.with_suffix(".md")
     if changed and report.exists():
         note = f"Rescored {date.today()} by benchmarks/rescore.py; scores changed: {changed}.\n\n"
@@ -62,9 +64,9 @@ def rescore(path: Path, goals: dict[str, str]) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="+", type=Path)
-    goals = {task.id: task.goal for task in load_tasks()}
+    cases = {task.id: minecraft_case(task) for task in load_tasks()}
     for path in parser.parse_args().files:
-        rescore(path, goals)
+        rescore(path, cases)
 
 
 if __name__ == "__main__":
