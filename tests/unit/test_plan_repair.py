@@ -659,7 +659,7 @@ def test_a_prerequisite_asked_for_again_is_written_from_the_step_that_resolved_i
     """reuse_repairs: the second "Get 8 planks." and "Get 2 logs." are copies of the first,
     with their quotes and sources, and neither retrieves nor asks the model."""
     model = grounded_model("STEP 1: Craft a chest.")
-    result, events = run(model, reuse_repairs=True)
+    result, events = run(model)  # on by default
     steps = result["steps"]
     assert [s["revised"] for s in steps] == [
         "Chop 2 logs.",
@@ -678,9 +678,9 @@ def test_a_prerequisite_asked_for_again_is_written_from_the_step_that_resolved_i
     assert [s["status"] for s in steps] == ["inserted"] * 5 + ["revised"]
     titles = [e["titles"] for e in events if e["event"] == "sources"]
     assert titles[4] == [s["title"] for s in steps[1]["sources"]]
-    # off (the default), the model is asked each time
+    # off, the model is asked each time
     again = grounded_model("STEP 1: Craft a chest.")
-    run(again)
+    run(again, reuse_repairs=False)
     assert [current_step(m) for kind, m in again.calls if kind == "revise"].count(
         "Get 8 planks."
     ) == 2

@@ -259,7 +259,7 @@ class Context:
     )
 
     reuse_repairs: bool = field(
-        default=False,
+        default=True,
         metadata={
             "description": "Plan repair: a prerequisite inserted again for the same thing "
             "(a second 'Get 4 planks.') is written from the step that resolved it before, "
