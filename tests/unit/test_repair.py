@@ -589,6 +589,11 @@ def test_a_step_with_no_inputs_gets_as_many_as_it_was_inserted_for() -> None:
     assert scale("Mine 3 cobblestone with a pickaxe.", [], "8 cobblestone")[0] == (
         "Mine 8 cobblestone with a pickaxe."
     )
+    # "from" a place, no counted input: as many, not 9 (seen in the demo, reused for a furnace)
+    assert (
+        scale("Mine 3 cobblestones from the ground using a wooden pickaxe.", [], "8 cobblestone")[0]
+        == "Mine 8 cobblestones from the ground using a wooden pickaxe."
+    )
     # named with no count (seen in a tune run, slime block): it says the amount
     assert scale("Drop a slimeball from a nearby mob.", [], "9 slimeballs")[0] == (
         "Drop a slimeball from a nearby mob to get 9 slimeballs."

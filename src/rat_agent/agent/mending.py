@@ -51,7 +51,9 @@ def scale(step: str, needs: Sequence[str], makes: str, fact: str = "") -> tuple[
     found = recipe_of(step)
     if wanted.count is None:
         return step, list(needs)
-    if found is None:
+    if found is None or not re.search(r"\d", found["inputs"]):
+        # No counted inputs to run more times ("Mine 3 cobblestones from the ground"): the
+        # step gets as many, not a multiple of its count (9 cobblestones for 8).
         return _more_of(step, wanted, makes), list(needs)
     made = item(f"{found['count']} {found['what']}")
     if made.count is None or not 0 < made.count < wanted.count or not wanted.words <= made.words:
