@@ -18,7 +18,14 @@ from datetime import date
 from pathlib import Path
 
 from rat_agent.eval.plots import plot
-from rat_agent.eval.runner import Case, Result, minecraft_case, minecraft_score, table
+from rat_agent.eval.runner import (
+    Case,
+    Result,
+    minecraft_case,
+    minecraft_score,
+    rescored,
+    table,
+)
 from rat_agent.minecraft.tasks import load_tasks
 
 TABLE = re.compile(r"^\| method \|.*?(?=\n\n|\n?\Z)", re.M | re.S)
@@ -34,13 +41,7 @@ def rescore(path: Path, cases: dict[str, Case]) -> int:
     for row in rows:
         result = Result(**row)
         if not result.error:
-            checked = minecraft_score(cases[result.task], result.answer)
-            new = dataclasses.replace(
-                result,
-                score=checked.score,
-                failed_step=checked.failed_step,
-                reason=checked.reason,
-            )
+            new = rescored(result, minecraft_score(cases[result.task], result.answer))
             if new != result:
                 edited = True
                 print(

@@ -51,7 +51,7 @@ def scale(step: str, needs: Sequence[str], makes: str, fact: str = "") -> tuple[
     found = recipe_of(step)
     if wanted.count is None:
         return step, list(needs)
-    if found is None or not re.search(r"\d", found["inputs"]):
+    if found is None or not counted(found["inputs"]):
         # No counted inputs to run more times ("Mine 3 cobblestones from the ground"): the
         # step gets as many, not a multiple of its count (9 cobblestones for 8).
         return _more_of(step, wanted, makes), list(needs)

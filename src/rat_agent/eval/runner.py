@@ -181,13 +181,7 @@ def run(
         if key not in cached or (retry_errors and cached[key].error):
             todo.append((case, method, settings, key))
         elif rescore and not cached[key].error:
-            checked = score(case, cached[key].answer)
-            cached[key] = dataclasses.replace(
-                cached[key],
-                score=checked.score,
-                failed_step=checked.failed_step,
-                reason=checked.reason,
-            )
+            cached[key] = rescored(cached[key], score(case, cached[key].answer))
     total = len(cases) * len(arms) * len(methods)
     done = total - len(todo)
     if cached_only:
@@ -255,6 +249,13 @@ def _runs(
 
 def minecraft_case(task: Task) -> Case:
     return Case(task.id, task.question, {"task": task.id, "goal": task.goal})
+
+
+def rescored(result: Result, checked: Score) -> Result:
+    """A stored result with a new check's score, failed step and reason (`--rescore`)."""
+    return dataclasses.replace(
+        result, score=checked.score, failed_step=checked.failed_step, reason=checked.reason
+    )
 
 
 def minecraft_score(case: Case, answer: str) -> Score:
