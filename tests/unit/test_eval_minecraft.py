@@ -7,7 +7,8 @@ from collections import Counter
 import pytest
 
 from rat_agent.minecraft.planner import reference_plan
-from rat_agent.minecraft.simulator import PlanCheck, check_plan, parse_steps, resolve_item
+from rat_agent.minecraft.reading import parse_steps
+from rat_agent.minecraft.simulator import PlanCheck, check_plan, resolve_item
 from rat_agent.minecraft.tasks import TASK_PROMPT, generate_tasks, load_tasks, sample
 
 WOODEN_PICKAXE = """Here is the plan:
@@ -141,9 +142,26 @@ def test_unknown_item_and_unparseable_step() -> None:
 def test_notes_are_skipped() -> None:
     plan = (
         "STEP 1: Find a forest.\nSTEP 2: Punch a tree to get 1 oak log\n"
-        "STEP 3: Place the crafting table.\nSTEP 4: Craft 4 planks"
+        "STEP 3: Look around for a good spot.\nSTEP 4: Craft 4 planks"
     )
     assert check_plan("oak_planks", plan).executable
+
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        "Place the crafting table.",
+        "Put the crafting table on the ground.",
+        "Open the crafting table.",
+        "Equip the wooden pickaxe.",
+    ],
+)
+def test_a_note_that_places_or_holds_a_thing_needs_it_in_hand(step: str) -> None:
+    """ "Place the crafting table" before one is made is no step a player can follow."""
+    early = f"STEP 1: Chop 1 oak log\nSTEP 2: Craft 4 planks\nSTEP 3: {step}\n"
+    failed(check_plan("oak_planks", early), 3, "none in hand")
+    plan = WOODEN_PICKAXE + f"STEP 6: {step}\n"
+    assert check_plan("wooden_pickaxe", plan).executable
 
 
 def test_turning_a_station_on_crafts_nothing() -> None:
@@ -553,3 +571,101 @@ def test_a_block_of_a_material_is_still_that_block() -> None:
         "8 planks as fuel.\nSTEP 18: Craft 1 block of gold from 9 gold ingots.\n"
     )
     assert check_plan("gold_block", plan).executable, check_plan("gold_block", plan)
+
+
+# What the simulator once accepted and a player following the words could not do.
+
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        "Craft 1 crafting table from 4 oak planks in a crafting table",
+        "Craft 1 crafting table from 4 oak planks using a crafting table",
+        "Use the crafting table to craft 1 crafting table from 4 oak planks",
+        "Craft 1 crafting table from 4 oak planks at the crafting table",
+    ],
+)
+def test_a_station_named_as_where_a_step_crafts_must_be_in_hand(step: str) -> None:
+    """Whether or not the recipe needs it: the step says where it happens."""
+    plan = f"STEP 1: Chop 1 oak log\nSTEP 2: Craft 4 oak planks from 1 oak log\nSTEP 3: {step}"
+    failed(check_plan("crafting_table", plan), 3, "crafting_table", "none in hand")
+    sticks = (
+        "STEP 1: Chop 2 oak logs\nSTEP 2: Craft 8 oak planks from 2 oak logs\n"
+        "STEP 3: Craft a crafting table from 4 oak planks\n"
+        "STEP 4: Craft 4 sticks from 2 oak planks in a crafting table"
+    )
+    assert check_plan("stick", sticks).executable
+
+
+@pytest.mark.parametrize(
+    "place", ["in the 2x2 inventory grid", "in your inventory", "in the crafting grid"]
+)
+def test_the_inventory_grid_is_no_station(place: str) -> None:
+    plan = f"STEP 1: Chop 1 oak log\nSTEP 2: Craft 4 oak planks from 1 oak log {place}"
+    assert check_plan("oak_planks", plan).executable
+
+
+def test_a_step_smelts_only_in_a_station_in_hand_that_smelts_it() -> None:
+    smelt = "Smelt 3 iron ore into iron ingots using 2 planks as fuel"
+    plan = IRON_PICKAXE.replace(smelt, f"{smelt} in a blast furnace")
+    failed(check_plan("iron_pickaxe", plan), 12, "blast_furnace", "none in hand")
+    plan = IRON_PICKAXE.replace(smelt, f"{smelt} in a smoker")
+    failed(check_plan("iron_pickaxe", plan), 12, "not smelted in a smoker")
+    plan = IRON_PICKAXE.replace(smelt, "Craft 3 iron ingots from 3 raw iron in a furnace")
+    failed(check_plan("iron_pickaxe", plan), 12, "not crafted in a furnace")
+    assert check_plan(
+        "iron_pickaxe", IRON_PICKAXE.replace(smelt, f"{smelt} in the furnace")
+    ).executable
+
+
+@pytest.mark.parametrize(
+    ("step", "why"),
+    [
+        ("Smelt 3 iron ingots from 1 raw iron using 2 planks as fuel", "not 3"),
+        ("Smelt 3 raw iron using 1 oak planks as fuel", "not enough fuel"),
+        ("Smelt 3 raw iron using 2 coal as fuel", "burns 2 coal"),
+    ],
+)
+def test_a_smelting_step_that_claims_more_than_its_inputs_give_fails(step: str, why: str) -> None:
+    plan = IRON_PICKAXE.replace("Smelt 3 iron ore into iron ingots using 2 planks as fuel", step)
+    failed(check_plan("iron_pickaxe", plan), 12, why)
+
+
+def test_a_mining_step_that_claims_more_than_its_blocks_give_fails() -> None:
+    plan = STONE_PICKAXE + "STEP 8: Mine 1 iron ore with the stone pickaxe to get 3 raw iron\n"
+    failed(check_plan("raw_iron", plan), 8, "gives 1 raw_iron, not 3")
+    plan = STONE_PICKAXE + "STEP 8: Mine 3 iron ore with the stone pickaxe to get 3 raw iron\n"
+    assert check_plan("raw_iron", plan).executable
+
+
+def test_a_crafting_step_that_claims_more_than_its_inputs_give_fails() -> None:
+    plan = WOODEN_PICKAXE + "STEP 6: Craft 16 sticks from 2 oak planks\n"
+    failed(check_plan("stick", plan), 6, "takes 8 oak_planks, not 2")
+
+
+@pytest.mark.parametrize(
+    "step", ["Get 3 iron ingots.", "Collect 3 iron ingots.", "Obtain 3 iron ingots."]
+)
+def test_a_bare_get_is_one_action_from_what_is_in_hand(step: str) -> None:
+    """No mining, crafting or smelting gets iron ingots from an empty hand (an iron golem
+    drops them, but the step names none); with raw iron, a furnace and fuel, smelting does."""
+    failed(check_plan("iron_ingot", f"STEP 1: {step}"), 1)
+    plan = IRON_PICKAXE.replace(
+        "Smelt 3 iron ore into iron ingots using 2 planks as fuel", step
+    ).replace("Collect", "Get")
+    assert check_plan("iron_pickaxe", plan).executable
+
+
+def test_a_bare_get_that_two_actions_would_satisfy_fails() -> None:
+    """With 4 string in hand, "Get white wool" could mean shearing a sheep or crafting."""
+    plan = "STEP 1: Kill 4 spiders to get 4 string\nSTEP 2: Get 1 white wool"
+    failed(check_plan("white_wool", plan), 2, "does not say how", "mined or crafted")
+    plan = "STEP 1: Kill 4 spiders to get 4 string\nSTEP 2: Craft 1 white wool from 4 string"
+    assert check_plan("white_wool", plan).executable
+
+
+def test_make_is_no_mining() -> None:
+    """ "Make sticks" crafts them; a dead bush drops sticks, but a player told to make them
+    does not go looking for one."""
+    failed(check_plan("stick", "STEP 1: Make 2 sticks"), 1, "stick")
+    assert check_plan("stick", "STEP 1: Collect 2 sticks").executable

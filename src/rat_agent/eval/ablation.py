@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 from rat_agent.agent.parsing import format_steps
 from rat_agent.minecraft.planner import reference_plan
-from rat_agent.minecraft.simulator import parse_steps, resolve_item
+from rat_agent.minecraft.reading import parse_steps
+from rat_agent.minecraft.simulator import resolve_item
 from rat_agent.minecraft.tasks import Task
 
 QUERIES = ("rag", "cot_rag", "rat")

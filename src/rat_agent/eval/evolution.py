@@ -28,7 +28,8 @@ from rat_agent.eval.ablation import product_of
 from rat_agent.memory.store import Memory
 from rat_agent.minecraft.corpus import SOURCE_PREFIX
 from rat_agent.minecraft.planner import reference_plan
-from rat_agent.minecraft.simulator import check_plan, parse_steps
+from rat_agent.minecraft.reading import parse_steps
+from rat_agent.minecraft.simulator import check_plan
 from rat_agent.minecraft.tasks import Task
 from rat_agent.paths import data_dir
 

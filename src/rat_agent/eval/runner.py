@@ -64,7 +64,14 @@ Scorer = Callable[[Case, str], Score]
 
 _PACKAGE = Path(__file__).resolve().parents[1]
 _HARNESS = frozenset(
-    {"eval", "cli", "minecraft/simulator.py", "minecraft/planner.py", "minecraft/tasks.py"}
+    {
+        "eval",
+        "cli",
+        "minecraft/reading.py",
+        "minecraft/simulator.py",
+        "minecraft/planner.py",
+        "minecraft/tasks.py",
+    }
 )
 
 
