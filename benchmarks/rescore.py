@@ -5,7 +5,10 @@ code has result keys the CLI no longer computes. This rescores such files line b
 rewrites the table and plots of each report whose scores changed, and prints every answer
 whose score, failed step or reason changed.
 
-    .venv/bin/python benchmarks/rescore.py benchmarks/results/*.jsonl
+    .venv/bin/python benchmarks/rescore.py benchmarks/results/*.jsonl --why "what changed"
+
+A report whose scores changed says so under its title: its table is the new score, and
+any figure in its text was made by the checker of its day.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from rat_agent.minecraft.tasks import load_tasks
 TABLE = re.compile(r"^\| method \|.*?(?=\n\n|\n?\Z)", re.M | re.S)
 
 
-def rescore(path: Path, cases: dict[str, Case]) -> int:
+def rescore(path: Path, cases: dict[str, Case], why: str = "") -> int:
     """Rescore one results file, as `rat eval --rescore` does (the suite's own scorer);
     the number of answers whose score changed."""
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
@@ -56,18 +59,38 @@ def rescore(path: Path, cases: dict[str, Case]) -> int:
         path.write_text("".join(json.dumps(dataclasses.asdict(r)) + "\n" for r in results))
     report = path.with_suffix(".md")
     if changed and report.exists():
-        note = f"Rescored {date.today()} by benchmarks/rescore.py; scores changed: {changed}.\n\n"
-        report.write_text(TABLE.sub(lambda _: note + table(results), report.read_text(), count=1))
+        before = _executable(rows)
+        after = _executable([dataclasses.asdict(r) for r in results])
+        note = (
+            f"**Re-scored {date.today()} by `benchmarks/rescore.py`{': ' + why if why else ''}.** "
+            f"{changed} scores changed; executable plans per method, then and now: "
+            + ", ".join(f"{m} {before[m]} -> {after[m]}" for m in after if before[m] != after[m])
+            + ". The table is the new score; figures in the text below were made by the "
+            "checker of their day.\n\n"
+        )
+        title, _, body = report.read_text().partition("\n\n")
+        text = TABLE.sub(lambda _: table(results), body, count=1)
+        report.write_text(f"{title}\n\n{note}{text}")
         plot(results, path.with_suffix(""), f"minecraft, {results[0].model}")
     return changed
+
+
+def _executable(rows: list[dict[str, object]]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for row in rows:
+        method = str(row["method"])
+        counts[method] = counts.get(method, 0) + (row["score"] == 1)
+    return counts
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="+", type=Path)
+    parser.add_argument("--why", default="", help="what changed in the checker, for the notes")
+    args = parser.parse_args()
     cases = {task.id: minecraft_case(task) for task in load_tasks()}
-    for path in parser.parse_args().files:
-        rescore(path, cases)
+    for path in args.files:
+        rescore(path, cases, args.why)
 
 
 if __name__ == "__main__":
