@@ -29,19 +29,13 @@ _SOURCES = (
 
 @pytest.fixture(autouse=True)
 def isolated_settings(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The one fixture that isolates every test from the developer's environment.
-
-    The fakes' documents ("Page 1 says: the fact number 1.") are unrelated to their steps,
-    so min_support would drop every step; and stop_at_goal and reach_goal would add a call
-    that most fakes do not answer. Tests of these set them themselves."""
+    """The one fixture that isolates every test from the developer's environment: every
+    test runs with the defaults users get, unless it sets a value itself."""
     for name in list(os.environ):
         if name.startswith("RAT_") and name not in _KEEP:
             monkeypatch.delenv(name)
     for name in _SOURCES:
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("RAT_MIN_SUPPORT", "0")
-    monkeypatch.setenv("RAT_STOP_AT_GOAL", "0")
-    monkeypatch.setenv("RAT_REACH_GOAL", "0")
     # A test's model server ends with the test process; test_warm_server sets its own.
     monkeypatch.setenv("RAT_KEEP_ALIVE", "0")
 

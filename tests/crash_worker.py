@@ -45,6 +45,7 @@ CHAOS_CONTEXT: dict[str, Any] = {
     "evidence": "documents",
     "min_support": 0.0,
     "revision": "grounded",
+    "repair": "minecraft",  # the counted ledger reads "2 bolts"
 }
 # Plan repair runs too: part 3 needs 2 bolts, so "Get 2 bolts." is inserted before it (one
 # revision, no query) and part 3 is checked again (query and revision); part 5 is dropped.

@@ -34,6 +34,18 @@ def current_step(messages: list[BaseMessage]) -> str:
     return body.split("\n\n", 1)[0]
 
 
+def revision(messages: list[BaseMessage], text: str) -> str:
+    """A reply to a revision prompt that rewrites the step as `text`: for the grounded
+    revision (the default for plans), the first line shown is quoted first."""
+    prompt = prompt_text(messages)
+    if "FACT:" not in prompt and '"fact"' not in prompt:
+        return text  # the paper's plain revision
+    import re
+
+    shown = re.search(r"^\d+a\. .*$", prompt, re.MULTILINE)
+    return f"FACT: {shown.group(0) if shown else 'NONE'}\nSTEP: {text}"
+
+
 class ScriptedModel(BaseChatModel):
     """Answers each prompt with `respond(kind, messages)`; records every call."""
 
@@ -58,7 +70,8 @@ class ScriptedModel(BaseChatModel):
 
 
 def plan_model(draft: str) -> ScriptedModel:
-    """A model that drafts `draft`, queries 'about: <step>' and revises to 'FIXED <step>'."""
+    """A model that drafts `draft`, queries 'about: <step>' and revises to 'FIXED <step>'
+    (quoting the first line shown, when the revision is grounded)."""
 
     def respond(kind: str, messages: list[BaseMessage]) -> str:
         if kind == "draft":
@@ -66,11 +79,9 @@ def plan_model(draft: str) -> ScriptedModel:
         if kind == "query":
             return f"about: {current_step(messages)}"
         if kind == "revise":
-            return f"FIXED {current_step(messages)}"
+            return revision(messages, f"FIXED {current_step(messages)}")
         if kind == "answer":
             return "final answer"
-        if kind == "goal":  # stop_at_goal, where a test leaves it on: no step names this
-            return "zzz unnamed goal"
         raise AssertionError(kind)
 
     return ScriptedModel(respond=respond, calls=[])
@@ -150,9 +161,7 @@ def tagged_model(temperature: float = 0.0) -> ScriptedModel:
         if kind == "query":
             return f"about: {current_step(messages)}"
         if kind == "revise":
-            return f"FIXED {current_step(messages)}"
-        if kind == "goal":
-            return "zzz unnamed goal"
+            return revision(messages, f"FIXED {current_step(messages)}")
         raise AssertionError(kind)
 
     return ScriptedModel(respond=respond, calls=[])

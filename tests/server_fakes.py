@@ -126,11 +126,6 @@ def server_env(workdir: Path) -> dict[str, str]:
     for name in list(env):
         if name.startswith("RAT_") and name not in ("RAT_DATA_DIR", "RAT_CACHE_DIR"):
             del env[name]  # a developer's RAT_MODEL must not change what the tests run
-    # As conftest.py does for in-process tests: the fake documents are unrelated to the
-    # steps (min_support would drop them all) and the fakes do not answer the goal prompt.
-    env["RAT_MIN_SUPPORT"] = "0"
-    env["RAT_STOP_AT_GOAL"] = "0"
-    env["RAT_REACH_GOAL"] = "0"
     return env
 
 

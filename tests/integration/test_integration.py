@@ -23,6 +23,7 @@ def test_tiny_model_runs_rat_end_to_end() -> None:
         context={
             "model": "local-tiny",
             "retriever": "minecraft",
+            "repair": "off",  # the paper's loop on the real corpus; its extension: test_defaults
             "max_steps": 2,
             "max_tokens": 48,
             "k": 2,

@@ -54,9 +54,6 @@ def served() -> Iterator[Served]:
         "RAT_SERVE_PORT": "0",  # free ports
         "PYTHONPATH": str(ROOT / "tests"),
         "RAT_KEEP_ALIVE": "0",
-        "RAT_MIN_SUPPORT": "0",
-        "RAT_STOP_AT_GOAL": "0",
-        "RAT_REACH_GOAL": "0",
         "RAT_TEST_CALL_LOG": str(Path(folder) / "calls.log"),
         # a dead worker's runs are taken up after seconds, not Aegra's default ~50 s
         "LEASE_DURATION_SECONDS": "6",

@@ -206,13 +206,14 @@ def test_ask_shows_inserted_and_dropped_steps(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     install_fakes(monkeypatch, repairing_model())
-    assert rat("ask", "How do I make planks?", "--retriever", "fake") == 0
+    ask = ("ask", "How do I make planks?", "--retriever", "fake", "--repair", "minecraft")
+    assert rat(*ask, "--min-support", "0", "--no-stop-at-goal", "--no-reach-goal") == 0
     out = capsys.readouterr().out
     assert "needs Get 2 logs. (inserted before: Craft 8 planks from 2 logs)" in out
     assert "STEP 1 Chop 2 logs (inserted: needed by: Craft 8 planks from 2 logs)" in out
     assert "(dropped: dancing makes nothing)" in out
     assert "STEP 1: Chop 2 logs\nSTEP 2: Craft 8 planks from 2 logs\n" in out
-    assert rat("ask", "How do I make planks?", "--retriever", "fake", "--json") == 0
+    assert rat(*ask, "--min-support", "0", "--no-stop-at-goal", "--no-reach-goal", "--json") == 0
     steps = json.loads(capsys.readouterr().out)["steps"]
     assert [s["status"] for s in steps] == ["inserted", "revised", "dropped"]
     assert steps[0]["makes"] == "2 logs" and steps[1]["needs"] == ["2 logs"]
@@ -235,6 +236,7 @@ def test_ask_shows_a_step_appended_for_the_goal(
 
     install_fakes(monkeypatch, ScriptedModel(respond=respond, calls=[]))
     args = ("ask", "How do I make planks?", "--retriever", "fake", "--query-mode", "text")
+    args = (*args, "--repair", "minecraft", "--min-support", "0", "--no-stop-at-goal")
     assert rat(*args, "--reach-goal") == 0
     out = capsys.readouterr().out
     assert "needs Get planks. (appended: the plan ended before a step made 'planks')" in out

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fakes import ListRetriever, ScriptedModel, current_step
+from fakes import ListRetriever, ScriptedModel, current_step, revision
 from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage
 
@@ -26,8 +26,10 @@ def scripted() -> ScriptedModel:
     def respond(kind: str, messages: list[BaseMessage]) -> str:
         if kind == "draft":
             return "STEP 1: mine 1 oak log\nSTEP 2: craft 4 oak planks from the log"
-        if kind in ("query", "revise"):
+        if kind == "query":
             return current_step(messages)
+        if kind == "revise":
+            return revision(messages, current_step(messages))
         if kind == "thought":
             return f"CONFIDENT: 1\nTHOUGHT: {PLANKS}"
         raise AssertionError(kind)

@@ -5,7 +5,15 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from fakes import ListRetriever, ScriptedModel, current_step, plan_model, prompt_text, wiki_docs
+from fakes import (
+    ListRetriever,
+    ScriptedModel,
+    current_step,
+    plan_model,
+    prompt_text,
+    revision,
+    wiki_docs,
+)
 from langchain_core.messages import BaseMessage
 from langgraph.types import RetryPolicy
 
@@ -139,7 +147,7 @@ def test_useless_revision_keeps_the_draft_and_goes_on() -> None:
             return DRAFT
         if kind == "revise" and current_step(messages) == "craft planks":
             return "<think>hmm</think>\n```\n```"
-        return f"ok {current_step(messages)}"
+        return revision(messages, f"ok {current_step(messages)}")
 
     result = run(ScriptedModel(respond=respond, calls=[]), query_mode="text")
     statuses = [s["status"] for s in result["steps"]]

@@ -23,6 +23,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"ingest"}),
     frozenset({"persistence"}),
     frozenset({"agent"}),
+    frozenset({"repair"}),  # the loop's extension: the core names it by import path
     frozenset({"eval"}),
     frozenset({"cli"}),
 )

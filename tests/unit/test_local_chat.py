@@ -13,7 +13,7 @@ from pydantic import SecretStr
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from rat_agent.agent.nodes import _schema_options
+from rat_agent.agent.model import schema_options as _schema_options
 from rat_agent.errors import RequestRejected
 from rat_agent.providers.local_chat import LocalChat, LocalServerError
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from fakes import ListRetriever, ScriptedModel, current_step, prompt_text
+from fakes import ListRetriever, ScriptedModel, current_step, prompt_text, revision
 from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage
 
@@ -39,7 +39,8 @@ def documents() -> list[Document]:
 
 
 def model(thought: Callable[[str], str]) -> ScriptedModel:
-    """Drafts DRAFT, queries with the step's text, revises to itself; `thought(answer)`
+    """Drafts DRAFT, queries with the step's text, confirms it against the first line
+    shown; `thought(answer)`
     gives the reply to each thought prompt."""
 
     def respond(kind: str, messages: list[BaseMessage]) -> str:
@@ -48,7 +49,7 @@ def model(thought: Callable[[str], str]) -> ScriptedModel:
         if kind == "query":
             return current_step(messages)
         if kind == "revise":
-            return current_step(messages)
+            return revision(messages, current_step(messages))
         if kind == "thought":
             answer = prompt_text(messages).split("Answer:\n", 1)[1].split("\n\nSources:", 1)[0]
             return thought(answer)

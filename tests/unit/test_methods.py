@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fakes import ListRetriever, ScriptedModel, current_step, prompt_text, wiki_docs
+from fakes import ListRetriever, ScriptedModel, current_step, prompt_text, revision, wiki_docs
 from langchain_core.messages import BaseMessage
 
 from rat_agent import build_graph
@@ -27,7 +27,7 @@ def model() -> ScriptedModel:
         if kind == "query":
             return f"about: {current_step(messages)}"
         if kind == "revise":
-            return f"FIXED {current_step(messages)}"
+            return revision(messages, f"FIXED {current_step(messages)}")
         if kind == "prefix":  # the official layout rewrites the whole answer so far
             answer = prompt_text(messages).split("Answer so far:\n", 1)[1].split("\n\n")[0]
             return "\n".join(

@@ -16,7 +16,6 @@ from rat_agent.agent.parsing import (
     clean_query,
     clean_reply,
     drop_repeats,
-    goal_name,
     merge_tail,
     normalize,
     parse_revision,
@@ -25,6 +24,7 @@ from rat_agent.agent.parsing import (
     split_steps,
     strip_thinking,
 )
+from rat_agent.repair.plan import goal_name
 
 # Step texts that cannot themselves look like list markers or code fences.
 words = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8)

@@ -19,15 +19,16 @@ from rat_agent.agent import parsing, prompts
 from rat_agent.agent.context import Context
 from rat_agent.agent.nodes import (
     RatNodes,
+    as_dict,
     check_sources,
     context_of,
     doc_chars,
     focus,
     question_of,
-    recall,
     source_of,
     start_run,
 )
+from rat_agent.agent.remember import recall
 from rat_agent.agent.state import ANSWER_ONCE, State, Step
 from rat_agent.errors import RetrievalError, UnusableReply
 
@@ -62,7 +63,7 @@ def retrieve_once(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> d
     query, update = _once(state, ctx)
     thoughts_found, problem = recall(ctx, query)
     docs = nodes.search(ctx, query)
-    found = focus(ctx, [*docs, *thoughts_found], [query]).documents
+    found = focus(ctx, [*docs, *map(as_dict, thoughts_found)], [query]).documents
     return {**update, "query": query, "documents": found, "retrieval_error": problem}
 
 
@@ -79,7 +80,7 @@ def retrieve_once_failed(state: State, runtime: Runtime[Context], error: NodeErr
         update={
             **update,
             "query": query,
-            "documents": focus(ctx, thoughts_found, [query]).documents,
+            "documents": focus(ctx, [as_dict(d) for d in thoughts_found], [query]).documents,
             "retrieval_error": f"retrieval failed: {error.error}",
         },
         goto=ANSWER_ONCE,
@@ -87,21 +88,19 @@ def retrieve_once_failed(state: State, runtime: Runtime[Context], error: NodeErr
 
 
 def answer_once(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """RAG answers from its documents; CoT+RAG revises the whole draft once against them."""
+    """RAG answers from its documents, as DIRECT answers without them; CoT+RAG revises the
+    whole draft once against them."""
     ctx = context_of(runtime)
     documents = state.get("documents", [])
     drafts = state.get("drafts", [])
-    if ctx.method == "rag":
-        messages = prompts.rag_messages(
-            state["question"], documents, doc_chars=doc_chars(ctx), max_steps=ctx.max_steps
-        )
+    rag = ctx.method == "rag"
+    if rag:
+        messages = prompts.rag_messages(state["question"], documents, doc_chars=doc_chars(ctx))
     else:
         messages = prompts.revise_all_messages(
             state["question"], drafts, documents, doc_chars=doc_chars(ctx)
         )
-    reply = parsing.clean_reply(
-        nodes.ask(ctx, "rag" if ctx.method == "rag" else "revise_all", messages)
-    )
+    reply = parsing.clean_reply(nodes.ask(ctx, "rag" if rag else "revise_all", messages))
     texts = parsing.merge_tail(parsing.drop_repeats(parsing.split_steps(reply)), ctx.max_steps)
     texts = [t for t in texts if parsing.says_something(t)] or list(drafts)
     if not texts:
@@ -118,4 +117,6 @@ def answer_once(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dic
         }
         for n, text in enumerate(texts)
     ]
-    return {"steps": steps, "answer": parsing.format_steps(texts)}
+    # RAG's answer is its reply, as DIRECT's is; CoT+RAG's is the revised draft's steps
+    answer = reply if rag and parsing.says_something(reply) else parsing.format_steps(texts)
+    return {"steps": steps, "answer": answer}

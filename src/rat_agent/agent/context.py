@@ -19,6 +19,7 @@ Evidence = Literal["passages", "documents"]
 Revision = Literal["auto", "grounded", "plain"]
 ReplyFormat = Literal["auto", "json", "text"]
 Draft = Literal["cot", "goal"]
+REPAIRS = ("auto", "off", "general", "minecraft")
 
 ENV_PREFIX = "RAT_"
 RANGES: dict[str, tuple[float, float]] = {
@@ -172,11 +173,25 @@ class Context:
     revision: Revision = field(
         default="auto",
         metadata={
-            "description": "'grounded': the revision first quotes the passage that decides the "
-            "step, then writes the step as one action, then names what the step needs (plan "
-            "repair and min_support build on it); 'plain': it writes the revised step only, "
-            "as the paper does; 'auto': grounded when the steps are the answer (output "
-            "'steps', a plan), plain when they lead to a written answer (code, prose)."
+            "description": "'grounded': the revision first quotes the one passage that bears "
+            "on the step, then writes the step from it (no passage that bears on it keeps the "
+            "step as drafted); 'plain': it writes the revised step only, as the paper does; "
+            "'auto': grounded when the steps are the answer (output 'steps'), plain when they "
+            "lead to a written answer (code, prose)."
+        },
+    )
+    repair: str = field(
+        default="auto",
+        metadata={
+            "description": "Plan repair, an extension of the loop for plans (output 'steps', "
+            "grounded revisions): 'minecraft' (crafting rules: a counted ledger of what "
+            "steps make and use, the goal, prerequisites inserted as steps, steps dropped); "
+            "'general' (a prerequisite the revision names, supported by a passage and made "
+            "by no earlier step, is inserted as a step; nothing is dropped); 'off' (the "
+            "paper's loop); 'auto': the source's own, i.e. 'minecraft' for the Minecraft "
+            "retriever (or a retriever whose metadata says rat_domain 'minecraft'), 'off' "
+            "for every other source; or your own, as 'package.module:attribute' "
+            "(a function returning a rat_agent.repair.Repair)."
         },
     )
 
@@ -185,14 +200,14 @@ class Context:
         return self.method not in ("direct", "cot")
 
     def grounded(self) -> bool:
-        """Whether revisions are grounded (and plan repair and min_support apply)."""
+        """Whether revisions quote a passage before they write the step."""
         if self.revision == "auto":
             return self.output == "steps"
         return self.revision == "grounded"
 
     def quotes_each_step(self) -> bool:
-        """Whether each step is revised alone against a quote: plan repair, min_support and
-        reach_goal build on it (a prefix rewrite and the official layout quote nothing)."""
+        """Whether each step is revised alone against a quote: plan repair builds on it (a
+        prefix rewrite and the official layout quote nothing)."""
         return (
             self.grounded() and self.revise_scope == "step" and self.method != "rat_official_layout"
         )
@@ -208,63 +223,62 @@ class Context:
     min_support: float = field(
         default=0.4,
         metadata={
-            "description": "With grounded revisions, a step whose best retrieved passage is "
-            "less similar to it than this (embedding cosine) is dropped: the sources say "
-            "nothing about it, as for 'Find a way out of survival mode' in a crafting plan "
-            "(0 keeps every step; 0-1)."
+            "description": "Plan repair ('minecraft'): a draft step whose best retrieved "
+            "passage is less similar to it than this (embedding cosine) is dropped: the "
+            "sources say nothing about it (0 keeps every step; 0-1)."
         },
     )
     draft: Draft = field(
         default="cot",
         metadata={
-            "description": "Plans (output 'steps', methods rat and rat_noncausal): 'cot' "
-            "drafts a chain of thought, as the paper does; 'goal' asks only what the task "
-            "asks for and drafts one step that gets it, so plan repair writes the steps before "
-            "it from the sources (for a model whose own drafts are mostly invented)."
+            "description": "'cot' drafts a chain of thought, as the paper does; 'goal' (plan "
+            "repair 'minecraft') asks only what the task asks for and drafts one step that "
+            "gets it, so plan repair writes the steps before it from the sources (for a "
+            "model whose own drafts are mostly invented)."
         },
     )
     stop_at_goal: bool = field(
         default=True,
         metadata={
-            "description": "Plans (output 'steps', methods rat and rat_noncausal): one call "
-            "names what the task asks for; draft steps after the first one that names it, "
-            "and steps after a checked step that makes it, are dropped unchecked: the plan "
-            "ends where the task is done."
+            "description": "Plan repair ('minecraft'): one call names what the task asks "
+            "for; draft steps after the first one that says to make or get it, and steps "
+            "after a checked step that makes it, are dropped unchecked: the plan ends where "
+            "the task is done."
         },
     )
     reach_goal: bool = field(
         default=True,
         metadata={
-            "description": "Plans (output 'steps', methods rat and rat_noncausal, grounded "
-            "revisions): when the steps run out and none makes what the task asks for, one "
-            "more step 'Get <goal>.' is appended and checked like a step plan repair inserts "
-            "(its prerequisites are inserted before it), once, within repair_steps."
+            "description": "Plan repair ('minecraft'): when the steps run out and none makes "
+            "what the task asks for, one more step 'Get <goal>.' is appended and checked like "
+            "a step plan repair inserts (its prerequisites are inserted before it), once, "
+            "within repair_steps."
         },
     )
     fact_choices: int = field(
         default=1,
         metadata={
-            "description": "A JSON revision quotes one of this many passages that match "
-            "its step best (1: the best one, so the step is written from the passage the "
-            "similarity ranking puts first; more lets the model choose; 1-50)."
+            "description": "Plan repair: a JSON revision quotes one of this many passages "
+            "that match its step best (1: the best one, so the step is written from the "
+            "passage the similarity ranking puts first; more lets the model choose; 1-50)."
         },
     )
     repair_steps: int = field(
         default=48,
         metadata={
             "description": "Plan repair: most steps one run may insert for prerequisites a "
-            "grounded revision names and no earlier step made (each inserted step is checked "
-            "in turn); 0 turns repair off (0-64)."
+            "revision names and no earlier step made (each inserted step is checked in "
+            "turn); 0 inserts none (0-64)."
         },
     )
 
     reuse_repairs: bool = field(
         default=True,
         metadata={
-            "description": "Plan repair: a prerequisite inserted again for the same thing "
-            "(a second 'Get 4 planks.') is written from the step that resolved it before, "
-            "with its quote and sources, scaled to the amount, with no retrieval or model "
-            "call; what it needs is still checked and inserted."
+            "description": "Plan repair ('minecraft'): a prerequisite inserted again for the "
+            "same thing is written from the step that resolved it before, with its quote and "
+            "sources, scaled to the amount, with no retrieval or model call; what it needs is "
+            "still checked and inserted."
         },
     )
 
@@ -362,6 +376,11 @@ class Context:
         for name in ("model", "retriever"):
             if not str(getattr(self, name)).strip():
                 raise ConfigError(f"{name} must not be empty")
+        if self.repair not in REPAIRS and ":" not in str(self.repair):
+            raise ConfigError(
+                f"repair must be one of {', '.join(REPAIRS)} or 'package.module:attribute', "
+                f"got {self.repair!r}"
+            )
         check_collection_name(self.collection, "collection")
         check_collection_name(self.memory_collection, "memory_collection")
         if self.memory and not self.retrieves():

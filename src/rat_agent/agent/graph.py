@@ -11,11 +11,11 @@
     write_answer (output=answer)   the final response from T*1..n
     remember (memory=true)         thoughts <- p(.|I, T*, answer), kept if confident and novel
 
-Beyond the paper, for plans (output=steps): revise_step may drop Ti (its sources say
-nothing of it, or it comes after the step that reaches the goal), or find that Ti needs
-something no earlier step made; those prerequisites become draft steps before Ti (plan
-repair, bounded by repair_steps), so n grows and each of them goes through the loop, and
-Ti is checked again after them. The loop still moves strictly forward over the plan.
+On every source this is the paper's loop: 1 + 2n model calls for n draft steps. A plan
+repair extension (extension.py; the Minecraft source switches its own on) may drop Ti, or
+find that Ti needs something no earlier step made; those prerequisites become draft steps
+before Ti, so n grows and each of them goes through the loop, and Ti is checked again after
+them. The loop still moves strictly forward over the plan.
 
 The context's `method` turns the same graph into each of the paper's baselines: direct
 (START -> direct), cot (draft_cot -> END), rag (START -> retrieve_once -> answer_once),
@@ -41,6 +41,7 @@ from langgraph.types import RetryPolicy
 from rat_agent.agent.baselines import answer_once, direct, retrieve_once, retrieve_once_failed
 from rat_agent.agent.context import Context
 from rat_agent.agent.nodes import RatNodes, context_of, has_next_step
+from rat_agent.agent.remember import remember
 from rat_agent.agent.state import (
     ANSWER_ONCE,
     APPEND_NEXT,
@@ -153,7 +154,7 @@ def build_graph(
     builder.add_node(REVISE_STEP, nodes.revise_step, retry_policy=MODEL_RETRY)
     builder.add_node(APPEND_NEXT, nodes.append_next)
     builder.add_node(WRITE_ANSWER, nodes.write_answer, retry_policy=MODEL_RETRY)
-    builder.add_node(REMEMBER, nodes.remember)
+    builder.add_node(REMEMBER, partial(remember, nodes))
     # the baselines (method != "rat"), sharing the model, retriever and budgets
     builder.add_node(DIRECT, partial(direct, nodes), retry_policy=MODEL_RETRY)
     builder.add_node(

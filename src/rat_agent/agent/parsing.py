@@ -229,25 +229,6 @@ def clean_query(text: str) -> str:
     return ""
 
 
-# What a goal reply wraps around the name: "Obtain sandstone in Minecraft survival mode".
-_GOAL_VERB = re.compile(
-    r"^(?:to\s+)?(?:obtain|obtaining|get|getting|make|making|craft|crafting|build|building|"
-    r"acquire|acquiring|create|creating|collect|collecting)\s+",
-    re.IGNORECASE,
-)
-_GOAL_TAIL = re.compile(r"\s+(?:in|for|from|using|with|by|at|on|inside|within)\s+.*$", re.I)
-
-
-def goal_name(text: str) -> str:
-    """The thing a goal reply names, without the verb and setting the 1.5B model wraps it
-    in ("Obtain sandstone in Minecraft survival mode" -> "sandstone"): plan repair matches
-    a step's product against the goal word for word, so the wrapped goal never matched and
-    the plan went on past the step that made it."""
-    line = clean_query(text).rstrip(".").strip()
-    name = _GOAL_TAIL.sub("", _GOAL_VERB.sub("", line)).strip()
-    return name if says_something(name) else line
-
-
 def head(step: str) -> str:
     """A step's statement: its first line. The lines under it ("- Look around your
     inventory...") elaborate; as a search query or a similarity target they only blur it.
@@ -281,6 +262,15 @@ def pick_step(reply: str, number: int) -> str:
     if len(steps) == 1:  # a lone "STEP 3: ..." echoes its label
         return _unbold(STEP_MARKER.sub("", steps[0], count=1)).strip()
     return "\n".join(steps)
+
+
+def quotes(fact: str, lines: Sequence[str]) -> bool:
+    """Whether a quoted fact is one of the lines shown, or a part of one (its words in a
+    row, labels and punctuation aside): a quote the model wrote itself is no evidence."""
+    said = normalize(_LABEL_OF_LINE.sub("", fact, count=1))
+    return bool(said) and any(
+        said in normalize(_LABEL_OF_LINE.sub("", line, count=1)) for line in lines
+    )
 
 
 def normalize(text: str) -> str:

@@ -16,6 +16,8 @@ from functools import cache
 from typing import Any
 
 from rat_agent.errors import RetrievalError
+from rat_agent.minecraft import quotes
+from rat_agent.minecraft.quotes import FARMING, MINING
 
 # Words every Minecraft question has ("how do I obtain X in Minecraft", "make", "get"),
 # dropped from the corpus's lexical search on top of the generic function words.
@@ -575,14 +577,8 @@ def _crafting_lines(data: GameData, name: str, unpacking: bool) -> list[str]:
             f"{amount} {_ingredient(data, ids)}"
             for amount, ids in zip(recipe.amounts, recipe.alternatives, strict=True)
         ]
-        where = (
-            "Needs a Crafting Table (3x3 grid)."
-            if recipe.needs_table
-            else "Fits the 2x2 inventory grid: no Crafting Table needed."
-        )
         lines.append(
-            f"Crafting: {' + '.join(parts)} gives {recipe.count} {data.title(name)}"
-            f" ({recipe.grid}). {where}"
+            quotes.crafting(parts, recipe.count, data.title(name), recipe.grid, recipe.needs_table)
         )
     return lines
 
@@ -608,10 +604,8 @@ def _smelting_lines(data: GameData, name: str, secondary: bool) -> list[str]:
                 f"{titles[0]} (or {_join(titles[1:4])}{', or similar' if len(titles) > 4 else ''})"
             )
         )
-        also = f" (or {_a(data.title(other))}, faster)" if other else ""
         lines.append(
-            f"Smelting: 1 {source} + 1 Oak Planks (or Planks of any other kind) as "
-            f"fuel gives 1 {data.title(name)} in a Furnace{also}."
+            quotes.smelting(source, data.title(name), _a(data.title(other)) if other else "")
         )
     return lines
 
@@ -643,20 +637,20 @@ def _mining_lines(data: GameData, name: str) -> list[str]:
             drops = _natural_drops(data, name) if blocks == [name] else []
             if drops:  # what mining it is for comes first: an ore's page says how to mine it
                 lines.append(
-                    f"Mining: mine {titles}{using}; it drops {_join(drops)}, not itself: {silk}"
+                    f"{MINING}: mine {titles}{using}; it drops {_join(drops)}, not itself: {silk}"
                 )
             else:
-                lines.append(f"Mining: {silk}")
+                lines.append(f"{MINING}: {silk}")
         elif how == "shears":
-            lines.append(f"Mining: break {titles} with Shears or a Silk Touch tool.")
+            lines.append(f"{MINING}: break {titles} with Shears or a Silk Touch tool.")
         elif how == "crop":
             lines.append(
-                f"Farming: harvest a fully grown {titles} crop; it drops {data.title(name)}."
+                f"{FARMING}: harvest a fully grown {titles} crop; it drops {data.title(name)}."
             )
         elif blocks == [name]:
             hand = using or " by hand (no tool needed)"
             lines.append(
-                f"Mining: mine a placed or natural {titles}{hand}; it drops itself.{nothing}"
+                f"{MINING}: mine a placed or natural {titles}{hand}; it drops itself.{nothing}"
             )
         else:
             ore_like = all(
@@ -664,7 +658,7 @@ def _mining_lines(data: GameData, name: str) -> list[str]:
             )
             count = ORE_DROP_COUNTS.get(name, "") if ore_like else ""
             verb = "sometimes drops" if how == "chance" else "drops"
-            line = f"Mining: mine {titles}{using}; it {verb} {count} {data.title(name)}.{nothing}"
+            line = f"{MINING}: mine {titles}{using}; it {verb} {count} {data.title(name)}.{nothing}"
             lines.append(line.replace("  ", " "))
     return lines
 

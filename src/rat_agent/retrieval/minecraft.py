@@ -17,10 +17,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
+from pydantic import Field
 from qdrant_client import QdrantClient
 
 from rat_agent.errors import RetrievalError
@@ -35,6 +37,7 @@ from rat_agent.paths import cache_dir
 from rat_agent.providers.embeddings import embedding_model_id, get_embeddings
 from rat_agent.retrieval.qdrant import hybrid
 from rat_agent.retrieval.qdrant.hybrid import SearchMode
+from rat_agent.retrieval.settings import MINECRAFT
 from rat_agent.timing import once_cost
 
 COLLECTION = "minecraft"
@@ -254,6 +257,8 @@ def _remove_stale(root: Path, keep: Path) -> None:
 
 class MinecraftRetriever(hybrid.HybridRetriever):
     """Top-`k` Minecraft item pages for a query; the index is opened on first use."""
+
+    metadata: dict[str, Any] | None = Field(default_factory=lambda: dict(MINECRAFT))
 
     def _search(self, query: str) -> list[Document]:
         return get_index().search(query, self.k, self.mode)

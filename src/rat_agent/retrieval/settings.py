@@ -12,6 +12,11 @@ from rat_agent.errors import ConfigError
 
 DEFAULT_COLLECTION = "documents"  # what `rat ingest` fills and retriever "qdrant" searches
 
+# A retriever says which domain its documents are in by this key of its LangChain
+# `metadata`; the run's plan repair follows it (context field `repair`, "auto").
+DOMAIN_KEY = "rat_domain"
+MINECRAFT = {DOMAIN_KEY: "minecraft"}
+
 
 def check_collection_name(name: str, what: str = "collection") -> str:
     """A Qdrant collection name, or ConfigError saying why not (Qdrant's own rules, checked

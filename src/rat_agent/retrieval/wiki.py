@@ -40,7 +40,7 @@ from rat_agent.errors import ConfigError, RetrievalError
 from rat_agent.minecraft.corpus import QUESTION_WORDS
 from rat_agent.paths import cache_dir, write_atomic
 from rat_agent.retrieval.qdrant import hybrid
-from rat_agent.retrieval.settings import RetrieverSettings
+from rat_agent.retrieval.settings import MINECRAFT, RetrieverSettings
 from rat_agent.retrieval.web import passages
 from rat_agent.retrieval.web.fetch import (
     TIMEOUT,
@@ -372,6 +372,7 @@ class MinecraftWikiRetriever(BaseRetriever):
     k: int = Field(default=3, ge=1)
     doc_chars: int = Field(default=1200, ge=1)
     fallback: BaseRetriever | None = None  # set for source "auto"
+    metadata: dict[str, Any] | None = Field(default_factory=lambda: dict(MINECRAFT))
 
     @property
     def timeout(self) -> float:

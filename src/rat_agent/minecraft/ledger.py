@@ -1,40 +1,39 @@
-"""Plan repair: what a step needs that no earlier step made becomes a new step before it.
+"""The counted ledger of crafting plan repair: what the plan's steps have made and not yet
+used up, and so which of a step's needs no earlier step provides.
 
-A grounded revision names what its step uses ("8 planks", "a crafting table"). Each need
-that the plan so far does not provide is inserted as a draft step ("Get 8 planks.") before
-the current one, and the loop checks it like any other step, so the prerequisites of a
-prerequisite are found too. The current step is checked again after them, with them in
-its revised past.
-
-What the plan provides is a ledger kept from the steps themselves, with no knowledge of
-any domain: an inserted step makes the need it was inserted for, a step of the model's
-draft checked against a quote makes what it says ("Craft 4 sticks from 2 planks"), and a
-step's counted needs ("8 planks") use up what it names, while uncounted ones ("a crafting
-table") are tools that stay. Names are read and matched as names.py says.
+A revision names what its step uses ("8 planks", "a crafting table"). What the plan
+provides is kept from the steps themselves: an inserted step makes the need it was inserted
+for, a step of the model's draft checked against a quote makes what it says ("Craft 4
+sticks from 2 planks"), and a step's counted needs ("8 planks") use up what it names, while
+uncounted ones ("a crafting table") are tools that stay. Names are read and matched as
+names.py says.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from rat_agent.agent.names import (
+from rat_agent.minecraft.names import (
     ASIDE,
     LEADING,
     TOOL_MARK,
     Item,
-    grounded,
     is_product,
     item,
     needed,
     product,
-    quoted_line,
     recipe_of,
     same_thing,
     tool_part,
     words_of,
 )
-from rat_agent.agent.state import DraftMeta, Step
+from rat_agent.minecraft.quotes import grounded, recipe
+
+# A checked step of the plan, as the loop keeps it (agent/state.Step): its revised text,
+# status, the quote it rests on, what it needs and, if inserted, what it makes.
+Step = Mapping[str, Any]
 
 
 def ledger(steps: Sequence[Step]) -> list[tuple[Item, int]]:
@@ -120,7 +119,7 @@ def _input_of(need: Item, made: Item, fact: str) -> bool:
     """The quote's recipe for `made` uses `need`, by that exact name, as something else: "8
     Terracotta + 1 White Dye gives 8 White Terracotta". The names share their last word, so
     without the quote the terracotta would read as the step's own product, a loop."""
-    line = quoted_line(fact, lambda out: same_thing(out, made), made)
+    line = recipe(fact, lambda out: same_thing(out, made), made)
     return (
         line is not None
         and item(line[0]).words != need.words
@@ -162,28 +161,28 @@ def _uncounted(need: str) -> str:
     return f"{'an' if named[:1].lower() in 'aeiou' else 'a'} {named}"
 
 
-# A step is checked again after its prerequisites; it may ask for more a few times (a
-# sibling used up what was made for it, as a crafting table takes the planks made for a
-# pickaxe), but not forever.
-MAX_REPAIRS = 4
-
-
-def meta_at(meta: Sequence[DraftMeta], index: int) -> DraftMeta:
-    """The notes on draft step `index`; a step of the model's own draft has none."""
-    if index < len(meta):
-        return meta[index]
-    return {"makes": "", "reason": "", "repairs": 0, "original": "", "drop": "", "chain": []}
+# Words before a thing's name that say a step makes or gets it ("craft an iron shovel").
+_MAKING_WORDS = (
+    "craft make get obtain build create smelt cook mine collect gather chop acquire "
+    "produce harvest crafting making getting obtaining building creating smelting cooking "
+    "mining collecting gathering chopping acquiring producing harvesting"
+)
+_MAKING = frozenset(_MAKING_WORDS.split())
 
 
 def goal_step(goal: str, drafts: Sequence[str]) -> int | None:
-    """The first draft step that names the goal, its words in a row ("craft an iron shovel"
-    names "Iron Shovel"; "use your shovel on the iron ore" does not), if any."""
+    """The first draft step that says to make or get the goal: a verb of making, then the
+    goal's words in a row ("craft an iron shovel" for "Iron Shovel"; not "use your shovel
+    on the iron ore", nor "put the wood in a chest" for a chest), if any."""
     wanted = words_of(goal)
     if not wanted:
         return None
     for n, text in enumerate(drafts):
         words = words_of(text)
-        if any(words[k : k + len(wanted)] == wanted for k in range(len(words))):
+        if any(
+            words[k : k + len(wanted)] == wanted and k and words[k - 1] in _MAKING
+            for k in range(len(words))
+        ):
             return n
     return None
 
@@ -220,12 +219,3 @@ def unsupported(needs: Sequence[str], step: str, fact: str, steps: Sequence[Step
         and set(words_of(need)) <= named
         and words_of(need)
     ]
-
-
-def inserted_count(meta: Sequence[DraftMeta], steps: Sequence[Step] = ()) -> int:
-    """The steps repair has inserted, less those dropped unchecked because a sibling met
-    their need since: they cost no model call, so they take none of the budget."""
-    unchecked = sum(
-        1 for s in steps if s.get("makes") and s["status"] == "dropped" and "fact" not in s
-    )
-    return sum(1 for m in meta if m["makes"]) - unchecked

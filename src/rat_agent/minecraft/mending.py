@@ -14,27 +14,26 @@ import math
 import re
 from collections.abc import Sequence
 
-from rat_agent.agent.names import (
+from rat_agent.minecraft import quotes
+from rat_agent.minecraft.names import (
     ASIDE,
     LEADING,
-    NEGATED,
     TOOL_MARK,
     Item,
     counted,
     counted_by,
-    grounded,
     inputs_of,
     is_product,
     item,
     needed,
     overlaps,
     product,
-    quoted_line,
     recipe_of,
     same_thing,
     tool_part,
     words_of,
 )
+from rat_agent.minecraft.quotes import grounded
 
 
 def _times(text: str, factor: int) -> str:
@@ -115,7 +114,7 @@ def follow(step: str, needs: Sequence[str], fact: str) -> tuple[str, list[str]]:
     found, made = recipe_of(step), product(step)
     if found is None or made is None or made.count is None:
         return step, list(needs)
-    line = quoted_line(fact, lambda out: is_product(out, made), made)
+    line = quotes.recipe(fact, lambda out: is_product(out, made), made)
     if line is None:
         return step, list(needs)
     out, inputs = item(line[0]), line[1]
@@ -137,31 +136,15 @@ def _quoted_recipe(
 ) -> tuple[str, list[str]]:
     """A step that runs the quote's recipe `runs` times, and what it uses up: what the quote
     uses in a role ("1 Oak Planks as fuel") is named in that role, once."""
-    plain = ASIDE.sub(" ", fact.lower())
     used, burned, tool = [], "", tool or ""
     for text in inputs:
         scaled = _times(text, runs)
-        role = re.search(re.escape(text) + r"\s+as\s+(\w+)", plain)  # "1 planks as fuel"
+        role = quotes.role(fact, text)  # "1 planks as fuel"
         if role is None:
             used.append(scaled)
         elif not item(text).words & set(words_of(tool)):  # not named by the step already
-            burned += f" using {scaled} as {role.group(1)}"
+            burned += f" using {scaled} as {role}"
     return f"{verb} {count} {what} from {' and '.join(used)}{burned}{tool}.", used
-
-
-# A quote's heading names what its recipe does ("Crafting: ...", "Smelting: ...").
-_HEADING = re.compile(r"^\s*([a-z]+)ing\s*:", re.I)
-
-
-# Where a recipe runs, as its quote says ("Needs a Crafting Table", "... in a Furnace.").
-_PLACE = re.compile(r"\b(?:needs?|in|at|using)\s+(an?\s+[a-z][a-z ]*?)\s*(?=[.,;:]|$)")
-
-
-def _verb(heading: re.Match[str]) -> str:
-    stem = heading.group(1)
-    if len(stem) > 3 and stem[-1] == stem[-2]:  # "Stonecutting" -> "Stonecut"
-        stem = stem[:-1]
-    return stem.capitalize()
 
 
 def heading_verb(step: str, fact: str) -> str:
@@ -170,11 +153,11 @@ def heading_verb(step: str, fact: str) -> str:
     1 white dye from 1 bone meal"): the quote says what is done, and the model's own word
     for it may be one nothing understands. Left as it is where the quote has no heading or
     no recipe with inputs for the step's product (a "Mining:" line has none)."""
-    found, made, heading = recipe_of(step), product(step), _HEADING.match(fact)
+    found, made, heading = recipe_of(step), product(step), quotes.HEADING.match(fact)
     if found is None or made is None or heading is None:
         return step
-    line = quoted_line(fact, lambda out: is_product(out, made), made)
-    verb = _verb(heading)
+    line = quotes.recipe(fact, lambda out: is_product(out, made), made)
+    verb = quotes.verb(heading)
     if line is None or not line[1] or found["verb"].lower() == verb.lower():
         return step
     return verb + step.strip()[len(found["verb"]) :]
@@ -193,10 +176,10 @@ def redirect(step: str, needs: Sequence[str], makes: str, fact: str) -> tuple[st
     inserted for, or names none of the recipe's inputs, or its quote has no such recipe, or
     no heading to name the verb by."""
     wanted, made = item(makes), product(step)
-    heading = _HEADING.match(fact)
+    heading = quotes.HEADING.match(fact)
     if not wanted.words or made is None or same_thing(wanted, made) or heading is None:
         return step, list(needs)
-    line = quoted_line(fact, lambda out: same_thing(out, wanted), wanted)
+    line = quotes.recipe(fact, lambda out: same_thing(out, wanted), wanted)
     if line is None:
         return step, list(needs)
     product_text, inputs = line
@@ -205,16 +188,15 @@ def redirect(step: str, needs: Sequence[str], makes: str, fact: str) -> tuple[st
         return step, list(needs)
     out = item(product_text)
     runs = math.ceil((wanted.count or 1) / (out.count or 1))
-    plain = NEGATED.sub(" ", ASIDE.sub(" ", fact.lower()))
-    place = _PLACE.search(plain[heading.end() :])
+    place = quotes.place(fact, heading)
     return _quoted_recipe(
-        _verb(heading),
+        quotes.verb(heading),
         runs * (out.count or 1),
         LEADING.sub("", product_text),
         inputs,
         runs,
         fact,
-        f" in {place.group(1)}" if place else None,
+        f" in {place}" if place else None,
     )
 
 

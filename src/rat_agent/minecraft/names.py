@@ -11,7 +11,6 @@ right against its quote (mending.py) are built on these.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 _NUMBER_WORDS = {
@@ -203,21 +202,6 @@ def inputs_of(found: re.Match[str]) -> list[str]:
     return [part.strip() for part in re.split(r",|\band\b|\+", found["inputs"]) if part.strip()]
 
 
-def quoted_line(
-    fact: str, makes: Callable[[Item], bool], name: Item | None = None
-) -> tuple[str, list[str]] | None:
-    """The first counted thing the quote names that `makes` accepts, one named exactly as
-    `name` first, and the counted things named before it (its recipe's inputs: "8
-    Cobblestone gives 1 Furnace"). Exactly first: in "4 Clay Ball gives 1 Clay" the clay
-    is the product, though "clay ball" contains its name."""
-    quoted = counted(fact)
-    found = [n for n, text in enumerate(quoted) if item(text).count and makes(item(text))]
-    exact = [n for n in found if name is not None and item(quoted[n]).words == name.words]
-    for n in exact[:1] or found[:1]:
-        return quoted[n], [before for before in quoted[:n] if item(before).words]
-    return None
-
-
 def product(step: str) -> Item | None:
     """What a step says it makes: "Mine 1 iron ore from the ground" -> iron ore, 1; its
     name ends where its tool or the rest of its clause begins ("Mine 8 cobblestone with a
@@ -305,7 +289,7 @@ _LEAD = frozenset(
 )
 
 
-def _plain_mentions(fact: str) -> set[str]:
+def plain_mentions(fact: str) -> set[str]:
     """The nouns a passage names with no modifier of their own: "4 Planks" names planks of
     any kind, while "a stone pickaxe" names only that one."""
     tokens = _TOKEN.findall(fact.lower())
@@ -321,26 +305,3 @@ def _plain_mentions(fact: str) -> set[str]:
         ):
             plain.add(_stem(token))
     return plain
-
-
-# A clause that says what is not needed ("no Crafting Table needed", "without a tool").
-NEGATED = re.compile(r"\b(?:no|not|without|never|nor)\b[^.;:,!?]*", re.I)
-
-
-def grounded(needs: Sequence[str], fact: str) -> list[str]:
-    """The needs the quoted passage names: all their words, or their noun named plainly
-    ("4 oak planks" is grounded by "4 Planks"). A prerequisite the passage does not
-    mention, or mentions only to say it is not needed ("no Crafting Table needed"), is the
-    model's own idea, and repair builds only on the sources."""
-    if not fact:
-        return list(needs)
-    fact = NEGATED.sub(" ", fact)
-    # the page's alternatives name things too: "1 Raw Iron (or Iron Ore)" grounds iron ore
-    words = set(words_of(fact)) | set(words_of(fact.replace("(", " ").replace(")", " ")))
-    plain = _plain_mentions(fact)
-    found = []
-    for need in needs:
-        phrase = words_of(need)
-        if phrase and (set(phrase) <= words or phrase[-1] in plain):
-            found.append(need)
-    return found

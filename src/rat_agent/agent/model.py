@@ -1,0 +1,83 @@
+"""One model call: tagged for traces and tests, and any provider's error typed.
+
+Every node asks the model through `ask`, so a run fails the same way on any provider: a
+rejected request (HTTP 4xx but 408 and 429) is `RequestRejected`, which retrying cannot fix;
+anything else is `ModelError`, which the graph's retry policy retries.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
+from langchain_core.runnables import RunnableConfig
+
+from rat_agent.errors import ModelError, RatError, RequestRejected
+
+# Every model call a node makes, by what it asks for; ask() tags the call "rat:<call>".
+Call = Literal[
+    "draft",
+    "goal",
+    "query",
+    "revise",
+    "prefix",
+    "answer",
+    "thought",
+    "direct",
+    "rag",
+    "revise_all",
+]
+
+
+def ask(
+    model: BaseChatModel,
+    call: Call,
+    messages: list[BaseMessage],
+    schema: dict[str, Any] | None = None,
+) -> str:
+    """The reply's text; with `schema`, the server is asked to enforce that JSON."""
+    try:
+        config: RunnableConfig = {"tags": [f"rat:{call}"]}
+        reply = model.invoke(messages, config, **schema_options(model, schema))
+    except RatError:
+        raise
+    except Exception as exc:  # any provider's error becomes one typed error
+        status = _status(exc)
+        if status is not None and 400 <= status < 500 and status not in (408, 429):
+            raise RequestRejected(
+                f"the model provider rejected the request (HTTP {status}): {_first_line(exc)}"
+            ) from exc
+        raise ModelError(f"model call failed: {type(exc).__name__}: {_first_line(exc)}") from exc
+    content = reply.content
+    if isinstance(content, list):  # providers that return content blocks
+        content = "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content)
+    return str(content)
+
+
+def schema_options(model: BaseChatModel, schema: dict[str, Any] | None) -> dict[str, Any]:
+    """The call options that ask the server to enforce `schema` (none without one)."""
+    if schema is None:
+        return {}
+    wanted = {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema}}
+    body = getattr(model, "extra_body", None)
+    if isinstance(body, dict):
+        # In the request body rather than as `response_format=`, which makes langchain-openai
+        # parse the reply and raise on one cut at max_tokens; parse_revision reads a cut
+        # reply and keeps the draft instead.
+        return {"extra_body": {**body, "response_format": wanted}}
+    return {"response_format": wanted}
+
+
+def _status(exc: Exception) -> int | None:
+    """The HTTP status of a provider's error: openai, anthropic and others carry it as
+    `status_code`, httpx's on its `response`."""
+    status = getattr(exc, "status_code", None)
+    if status is None:
+        status = getattr(getattr(exc, "response", None), "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

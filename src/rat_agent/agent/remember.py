@@ -1,0 +1,106 @@
+"""Thought memory in the loop (Thought-Retriever): reading thoughts with each retrieval, and
+the `remember` node that turns a finished run's conclusions into thoughts for later runs."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.documents import Document
+from langgraph.config import get_config
+from langgraph.runtime import Runtime
+
+from rat_agent.agent import prompts, thoughts
+from rat_agent.agent.context import Context
+from rat_agent.agent.state import State
+from rat_agent.errors import ConfigError, ModelError, RatError, RetrievalError
+from rat_agent.memory.thought import thought_id
+
+if TYPE_CHECKING:
+    from rat_agent.agent.nodes import RatNodes
+
+log = logging.getLogger(__name__)
+
+
+def recall(ctx: Context, query: str) -> tuple[list[Document], str]:
+    """memory=true: thoughts of earlier runs for a query, and a note if memory failed.
+
+    A memory that cannot be read leaves the step to its documents rather than failing it.
+    """
+    if not ctx.memory or ctx.memory_k == 0:
+        return [], ""
+    from rat_agent.memory.store import ThoughtRetriever  # lazy: only runs with memory need it
+
+    try:
+        found = ThoughtRetriever(
+            collection=ctx.memory_collection, k=ctx.memory_k, min_score=ctx.memory_min_score
+        ).invoke(query)
+    except ConfigError:
+        raise
+    except RatError as exc:
+        log.warning("thought memory failed: %s", exc)
+        return [], f"thought memory failed: {exc}"
+    return found, ""
+
+
+def check_memory(ctx: Context) -> None:
+    """Fail fast on a collection that is not a thought memory; an unreachable one only
+    warns, as each step will say so."""
+    from rat_agent.memory.store import Memory  # lazy, as in recall
+
+    try:
+        Memory(ctx.memory_collection).exists()
+    except RetrievalError as exc:
+        log.warning("%s", exc)
+
+
+def remember(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """memory=true: the run's checked conclusions become thoughts for later runs.
+
+    Never fails the run: the answer is already saved, and a thought that cannot be made
+    or stored says why in the output's `thoughts`.
+    """
+    from rat_agent.memory.store import Memory  # lazy, as in recall
+
+    ctx = nodes.context(runtime)
+    memory = Memory(ctx.memory_collection)
+    cited = {
+        ident
+        for step in state.get("steps", [])
+        for s in step["sources"]
+        if (ident := thought_id(s["source"])) and s.get("kind") == "thought"
+    }
+    try:
+        levels = memory.levels(sorted(cited))
+    except RetrievalError:
+        levels = {}  # storing will fail too, and each thought will say so
+    found = thoughts.candidates(
+        state["question"],
+        state.get("steps", []),
+        state.get("answer", ""),
+        ctx.memory_from,
+        levels,
+    )
+    replies: list[str | None] = []
+    for candidate in found:  # one call per thought, as the paper does
+        messages = prompts.thought_messages(
+            candidate.question, candidate.answer, [o.title for o in candidate.origins]
+        )
+        try:
+            replies.append(nodes.ask(ctx, "thought", messages))
+        except ModelError as exc:
+            log.warning("thought making failed: %s", exc)
+            replies.append(None)
+    thread = (get_config().get("configurable") or {}).get("thread_id") or ""
+    notes = thoughts.store(
+        memory,
+        list(zip(found, replies, strict=True)),
+        novelty=ctx.memory_novelty,
+        nearest_documents=lambda text: [
+            Document(page_content=d["content"]) for d in nodes.search(ctx, text)
+        ],
+        thread=str(thread),
+        model=ctx.model if nodes.llm is None else nodes.llm.get_name(),
+    )
+    runtime.stream_writer({"event": "memory", "thoughts": notes})
+    return {"thoughts": notes}

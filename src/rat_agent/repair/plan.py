@@ -1,0 +1,401 @@
+"""Plan repair: what a step needs that no earlier step made becomes a new step before it.
+
+A revision names what its step needs. Each need the plan so far does not provide is
+inserted as a draft step before the current one, and the loop checks it like any other
+step, so the prerequisites of a prerequisite are found too; the current step is checked
+again after them, with them in its revised past. With a domain that tracks the goal, one
+call names what the task asks for: the plan ends at the step that makes it, and a plan
+that runs out before one does gets a step for it. A domain may also drop draft steps its
+sources do not support.
+
+`Repair` answers the loop's four questions (agent/extension.py); what a step makes, needs
+and provides is its `Domain`'s business: the Minecraft domain keeps a counted ledger of
+recipes (minecraft/repair.py), the general one reads plain words (general.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from langgraph.runtime import Runtime
+
+from rat_agent.agent import parsing, prompts
+from rat_agent.agent.context import Context
+from rat_agent.agent.extension import Drafted, Lookup, Model
+from rat_agent.agent.nodes import context_of, doc_chars
+from rat_agent.agent.parsing import Revision
+from rat_agent.agent.state import DraftMeta, State, Step
+from rat_agent.errors import UnusableReply
+
+GOAL = (
+    "Name the one thing this task asks to obtain, make or achieve, in at most six words. "
+    "Reply with the name only."
+)
+
+# A step is checked again after its prerequisites; it may ask for more a few times (a
+# sibling used up what was made for it), but not forever.
+MAX_REPAIRS = 4
+
+
+class Domain(Protocol):
+    """What plan repair needs to know of a domain's steps."""
+
+    goals: bool  # it can tell a step that makes the goal: a goal call, stop_at_goal, reach_goal
+    drops: bool  # draft steps its sources do not support are dropped (min_support)
+
+    def instruction(self, as_json: bool) -> str:
+        """The revision's instruction: a quote, the step, and what the step needs."""
+        ...
+
+    def quotable(self, documents: Sequence[dict[str, str]], ctx: Context) -> list[str]: ...
+
+    def schema(self, quotable: Sequence[str]) -> dict[str, Any]: ...
+
+    def reply(self, found: Revision, makes: str) -> tuple[Revision, str]:
+        """The parsed reply put right, and a note on what was done to it."""
+        ...
+
+    def mend(
+        self, step: str, needs: Sequence[str], fact: str, makes: str
+    ) -> tuple[str, list[str]]: ...
+
+    def grounded(self, needs: Sequence[str], fact: str) -> list[str]:
+        """The needs the quoted passage supports."""
+        ...
+
+    def missing(
+        self,
+        needs: Sequence[str],
+        steps: Sequence[Step],
+        waiting: Sequence[str] = (),
+        step: str = "",
+        fact: str = "",
+    ) -> list[str]:
+        """The needs no earlier step provides (`waiting`: what this step and the steps
+        waiting on it make; needing one of them is a loop)."""
+        ...
+
+    def unsupported(
+        self, needs: Sequence[str], step: str, fact: str, steps: Sequence[Step]
+    ) -> list[str]:
+        """What a draft step rests on that neither its quote nor an earlier step gives."""
+        ...
+
+    def makes_goal(self, step: str, goal: str) -> bool: ...
+
+    def goal_step(self, goal: str, drafts: Sequence[str]) -> int | None: ...
+
+    def resolved(self, makes: str, steps: Sequence[Step]) -> int | None: ...
+
+    def draft_for(self, need: str) -> str:
+        """The draft of a step inserted for a need."""
+        ...
+
+
+class Repair:
+    """Plan repair with one domain: the loop's extension (agent/extension.PlanRepair)."""
+
+    def __init__(self, domain: Domain):
+        self.domain = domain
+
+    # --- the draft ---------------------------------------------------------------------
+
+    def draft(
+        self, model: Model, ctx: Context, question: str, write: Callable[[], list[str]]
+    ) -> Drafted:
+        goals = self.domain.goals and ctx.output == "steps"  # a plan, not notes for an answer
+        if goals and ctx.draft == "goal":
+            goal = self._goal(model, ctx, question)
+            if not goal:
+                raise UnusableReply(
+                    "the model named no goal for the task; try again or use another model"
+                )
+            return Drafted([self.domain.draft_for(goal)], goal, [])
+        drafts = write()
+        if not (goals and (ctx.stop_at_goal or ctx.reach_goal)):
+            return Drafted(drafts)
+        # A plan ends where the task is done: draft steps after the first one that makes
+        # what the task asks for are dropped unchecked (small models go on past the goal).
+        goal = self._goal(model, ctx, question)
+        last = self.domain.goal_step(goal, drafts)
+        if last is None or not ctx.stop_at_goal:
+            return Drafted(drafts, goal)
+        meta = [meta_at([], n) for n in range(len(drafts))]
+        for n in range(last + 1, len(drafts)):
+            meta[n]["drop"] = f"the task is done at draft step {last + 1}, which names {goal!r}"
+        return Drafted(drafts, goal, meta)
+
+    @staticmethod
+    def _goal(model: Model, ctx: Context, question: str) -> str:
+        return goal_name(model.ask(ctx, "goal", prompts.head_messages(question, GOAL)))
+
+    # --- looking a step up ------------------------------------------------------------------
+
+    def lookup(self, state: State, ctx: Context) -> Lookup:
+        meta = meta_at(state.get("meta", []), state["index"])
+        # A step checked again after its prerequisites looks up what it was for ("Get 2
+        # sticks."), not its corrected text, whose inputs and tools would pull in their pages.
+        original = meta["original"] or state["drafts"][state["index"]]
+        return Lookup(
+            skip=self._skipped(state, meta, ctx),
+            # an inserted step's draft ("Get 8 planks.") names exactly what to look up
+            query=parsing.head(original) if meta["makes"] else None,
+            reuse=self._reused(state, ctx, meta),
+            target=meta["original"],
+        )
+
+    def _skipped(self, state: State, meta: DraftMeta, ctx: Context) -> str:
+        """Why the step is dropped unchecked, if it is: the goal came before it, or it was
+        inserted for a need that an earlier step has met since (siblings inserted together
+        may each need the same tool; the first one made it)."""
+        if meta["drop"]:
+            return meta["drop"]
+        goal = state.get("goal", "")
+        if ctx.stop_at_goal and goal:
+            # A draft step that does not name the goal may be revised into the step that
+            # makes it, and a small model's later steps then make it again.
+            kept = [step for step in state["steps"] if step["status"] != "dropped"]
+            for n, step in enumerate(kept, start=1):
+                if self.domain.makes_goal(step["revised"], goal):
+                    return f"the task is done at step {n}, which makes {goal!r}"
+        # The goal's own step (reach_goal) is done only by a step that makes the goal as
+        # named (above), not by what the ledger takes for it.
+        if (
+            meta["makes"]
+            and meta["makes"] != goal
+            and not self.domain.missing([meta["makes"]], state["steps"])
+        ):
+            return f"{meta['makes']}: already made by an earlier step"
+        return ""
+
+    def _reused(self, state: State, ctx: Context, meta: DraftMeta) -> int | None:
+        """reuse_repairs: the earlier step an inserted step is written from, if any."""
+        if not (ctx.reuse_repairs and meta["makes"]):
+            return None
+        return self.domain.resolved(meta["makes"], state["steps"])
+
+    # --- the revision -------------------------------------------------------------------
+
+    def revise(
+        self,
+        model: Model,
+        state: State,
+        runtime: Runtime[Context],
+        step: Step,
+        steps: list[Step],
+        lookup: Lookup,
+    ) -> dict[str, Any] | None:
+        ctx = context_of(runtime)
+        meta = meta_at(state.get("meta", []), state["index"])
+        documents = state.get("documents", [])
+        support = state.get("support")
+        if meta["makes"]:
+            step["makes"] = meta["makes"]
+        if lookup.skip:
+            step.update({"revised": "", "status": "dropped", "note": lookup.skip})
+        elif not documents and lookup.reuse is None:
+            step["note"] = step["note"] or "no documents retrieved"
+        elif (
+            self.domain.drops
+            and ctx.min_support
+            and support is not None
+            and support < ctx.min_support
+            and not (meta["makes"] or meta["repairs"])
+        ):  # a prerequisite is needed by definition
+            step.update(
+                {
+                    "revised": "",
+                    "status": "dropped",
+                    "note": f"no passage supports it (best match {support:.2f} < "
+                    f"min_support {ctx.min_support:g})",
+                }
+            )
+        elif (insert := self._revise(model, state, runtime, step, steps, meta, lookup)) is not None:
+            return insert
+        if meta["makes"] and step["status"] in ("revised", "unchanged"):
+            step["status"] = "inserted"
+            step["note"] = "; ".join(n for n in (meta["reason"], step["note"]) if n)
+        return None
+
+    def _revise(
+        self,
+        model: Model,
+        state: State,
+        runtime: Runtime[Context],
+        step: Step,
+        steps: list[Step],
+        meta: DraftMeta,
+        lookup: Lookup,
+    ) -> dict[str, Any] | None:
+        """Fills `step` from a revision that quotes its source; returns the update that
+        inserts steps for the needs no earlier step provides, else None."""
+        ctx = context_of(runtime)
+        draft = state["drafts"][state["index"]]
+        number = len(_revised(steps)) + 1
+        documents = state.get("documents", [])
+        if lookup.reuse is not None:
+            before = steps[lookup.reuse]
+            found = Revision(
+                step=before["revised"], fact=before["fact"], needs=before.get("needs", [])
+            )
+            why = f"written as step {lookup.reuse + 1} was, from its quote"
+            step["sources"] = before["sources"]
+        else:
+            as_json = model.constrained(ctx)
+            messages = prompts.grounded_messages(
+                state["question"],
+                draft,
+                number,
+                documents,
+                doc_chars=doc_chars(ctx),
+                instruction=self.domain.instruction(as_json),
+            )
+            schema = self.domain.schema(self.domain.quotable(documents, ctx)) if as_json else None
+            reply = model.ask(ctx, "revise", messages, schema)
+            found, why = self.domain.reply(parsing.parse_revision(reply, number), meta["makes"])
+        step["note"] = step["note"] or why
+        if found.drop is not None:
+            step.update(
+                {"revised": "", "status": "dropped", "note": found.drop, "fact": found.fact}
+            )
+            return None
+        if not parsing.says_something(found.step):
+            step["note"] = step["note"] or "the model's revision was empty; the draft was kept"
+            return None
+        text, needs = self.domain.mend(found.step, found.needs, found.fact, meta["makes"])
+        step.update({"revised": text, "fact": found.fact, "needs": needs})
+        changed = parsing.normalize(text) != parsing.normalize(step["draft"])
+        step["status"] = "revised" if changed else "unchanged"
+        # a prerequisite is needed by definition; a step of the draft is not
+        lacking = [] if meta["makes"] else self.domain.unsupported(needs, text, found.fact, steps)
+        if lacking:
+            step.update(
+                {
+                    "revised": "",
+                    "status": "dropped",
+                    "note": f"it needs {', '.join(lacking)}, which its sources do not "
+                    f"name and no earlier step made (it was: {text!r})",
+                }
+            )
+            return None
+        if meta["repairs"] >= MAX_REPAIRS:
+            return None
+        waiting = [meta["makes"], *meta["chain"]]
+        absent = self.domain.missing(
+            self.domain.grounded(needs, found.fact), steps, waiting, text, found.fact
+        )
+        room = ctx.repair_steps - inserted_count(state.get("meta", []), steps)
+        if absent and room > 0:
+            return self._insert(state, runtime, step, absent[:room])
+        return None
+
+    def _insert(
+        self, state: State, runtime: Runtime[Context], step: Step, needs: list[str]
+    ) -> dict[str, Any]:
+        """Draft steps for `needs` go before step i, which waits, corrected.
+
+        Nothing is appended to `steps`, so append_next keeps the index on the first
+        inserted step; step i is checked again once its prerequisites are.
+        """
+        i = state["index"]
+        drafts = list(state["drafts"])
+        meta = [meta_at(state.get("meta", []), n) for n in range(len(drafts))]
+        reason = f"needed by: {step['revised']}"
+        chain = [m for m in (meta[i]["makes"], *meta[i]["chain"]) if m]
+        added: list[DraftMeta] = [
+            {**meta_at([], 0), "makes": need, "reason": reason, "chain": chain} for need in needs
+        ]
+        texts = [self.domain.draft_for(need) for need in needs]
+        current: DraftMeta = {
+            **meta[i],
+            "repairs": meta[i]["repairs"] + 1,
+            "original": meta[i]["original"] or state["drafts"][i],
+        }
+        drafts[i : i + 1] = [*texts, step["revised"]]
+        meta[i : i + 1] = [*added, current]
+        runtime.stream_writer(
+            {
+                "event": "insert",
+                "step": len(state["steps"]) + 1,
+                "drafts": texts,
+                "needed_by": step["revised"],
+                "reason": reason,
+            }
+        )
+        return {"drafts": drafts, "meta": meta}
+
+    # --- the end of the plan -------------------------------------------------------------
+
+    def finish(self, state: State, runtime: Runtime[Context], steps: list[Step]) -> dict[str, Any]:
+        """reach_goal: a plan whose steps ran out before one made the goal gets a step for
+        it, checked as a prerequisite is (a draft may stop short of the goal). Once a run.
+        Appended by revise_step, as insertions are, so the checkpoint before the new step
+        already holds its draft (time travel forks there)."""
+        ctx = context_of(runtime)
+        goal = state.get("goal", "")
+        old = state.get("meta", [])
+        reason = f"the plan ended before a step made {goal!r}"
+        if (
+            not (ctx.reach_goal and goal)
+            or any(m["reason"] == reason for m in old)
+            or any(
+                self.domain.makes_goal(s["revised"], goal)
+                for s in steps
+                if s["status"] != "dropped"
+            )
+            or ctx.repair_steps - inserted_count(old, steps) <= 0
+        ):
+            return {}
+        text = self.domain.draft_for(goal)
+        meta = [meta_at(old, n) for n in range(len(state["drafts"]))]
+        meta.append({**meta_at([], 0), "makes": goal, "reason": reason})
+        runtime.stream_writer(
+            {
+                "event": "insert",
+                "step": len(steps) + 1,
+                "drafts": [text],
+                "needed_by": "",
+                "reason": reason,
+            }
+        )
+        return {"drafts": [*state["drafts"], text], "meta": meta}
+
+
+def meta_at(meta: Sequence[DraftMeta], index: int) -> DraftMeta:
+    """The notes on draft step `index`; a step of the model's own draft has none."""
+    if index < len(meta):
+        return meta[index]
+    return {"makes": "", "reason": "", "repairs": 0, "original": "", "drop": "", "chain": []}
+
+
+def inserted_count(meta: Sequence[DraftMeta], steps: Sequence[Step] = ()) -> int:
+    """The steps repair has inserted, less those dropped unchecked because a sibling met
+    their need since: they cost no model call, so they take none of the budget."""
+    unchecked = sum(
+        1 for s in steps if s.get("makes") and s["status"] == "dropped" and "fact" not in s
+    )
+    return sum(1 for m in meta if m["makes"]) - unchecked
+
+
+def _revised(steps: Sequence[Step]) -> list[str]:
+    return [s["revised"] for s in steps if s["status"] != "dropped"]
+
+
+# What a goal reply wraps around the name: "Obtain sandstone in Minecraft survival mode".
+_GOAL_VERB = re.compile(
+    r"^(?:to\s+)?(?:obtain|obtaining|get|getting|make|making|craft|crafting|build|building|"
+    r"acquire|acquiring|create|creating|collect|collecting)\s+",
+    re.IGNORECASE,
+)
+_GOAL_TAIL = re.compile(r"\s+(?:in|for|from|using|with|by|at|on|inside|within)\s+.*$", re.I)
+
+
+def goal_name(text: str) -> str:
+    """The thing a goal reply names, without the verb and setting a small model wraps it
+    in ("Obtain sandstone in Minecraft survival mode" -> "sandstone"): a step's product is
+    matched against the goal word for word."""
+    line = parsing.clean_query(text).rstrip(".").strip()
+    name = _GOAL_TAIL.sub("", _GOAL_VERB.sub("", line)).strip()
+    return name if parsing.says_something(name) else line
