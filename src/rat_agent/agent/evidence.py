@@ -23,7 +23,7 @@ from rat_agent.retrieval.web.passages import CHARS_PER_TOKEN
 Document = dict[str, str]
 
 PASSAGE_CHARS = 400  # a longer line is cut into sentences, then packed up to this
-MIN_WORDS = 3  # shorter lines ("Uses:", a bare title) say nothing on their own
+MIN_WORDS = 2  # one word ("Uses", a bare title) says nothing on its own; "maxmemory <bytes>" does
 # Where a passage stands is evidence too: the retriever ranks documents by exact names as
 # well as meaning, and a page puts its main facts first ("smelt raw iron" before "9 iron
 # nuggets give 1 iron ingot", which an embedding finds as close to "get iron ingots").
@@ -34,38 +34,65 @@ LINE_PENALTY = 0.1  # ... and per line further down its document
 LINE_PENALTY_MAX = 0.5
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+(?=\S)")
 _BULLET = re.compile(r"^\s*(?:[-*\u2022+]|\d{1,3}[.)])\s+")
+_COMMENT = re.compile(r"^\s*(?:#+|//+|;+)(?=\s|$)")
+_BANNER = re.compile(r"^(?:[#=*~-]{3,}\s*)?(.*?)\s*[#=*~-]{3,}$")  # "#### MEMORY ####", "===="
 _CACHE_SIZE = 4096
 _cache: OrderedDict[str, np.ndarray] = OrderedDict()
 _lock = threading.Lock()
 
 
 def passages(text: str) -> list[tuple[str, str]]:
-    """A document's passages as (heading, passage): each line without its list marker.
+    """A document's passages as (heading, passage): its paragraphs, each a list item or the
+    lines that wrap one run of text, without list or comment markers.
 
-    A line ending in ':' ("How to obtain Chest:") is a heading: not a passage itself, but
-    the context of the lines under it when they are scored.
+    A line ending in ':' ("How to obtain Chest:"), or set between rules ("#### MEMORY
+    ####"), is a heading: not a passage itself, but the context of the lines under it when
+    they are scored. A blank line, a list item or a
+    heading ends a paragraph; a comment marker opening a line ("# " in a configuration
+    file) is taken for indentation, so a commented paragraph reads as one passage.
     """
-    found: dict[str, str] = {}  # a line repeated in a page is shown once
+    found: dict[str, str] = {}  # a passage repeated in a page is shown once
     heading = ""
+    paragraph: list[str] = []
+
+    def close() -> None:
+        if paragraph:
+            _add(" ".join(paragraph), heading, found)
+            paragraph.clear()
+
     for raw in text.splitlines():
-        line = " ".join(_BULLET.sub("", raw).split())
-        if line.endswith(":") and len(line) < 120:
-            heading = line
-            continue
-        if len(line.split()) < MIN_WORDS:
-            continue
-        if len(line) <= PASSAGE_CHARS:
-            found.setdefault(line, heading)
-            continue
-        chunk = ""
-        for sentence in _SENTENCE.split(line):
-            if chunk and len(chunk) + 1 + len(sentence) > PASSAGE_CHARS:
-                found.setdefault(chunk, heading)
-                chunk = ""
-            chunk = f"{chunk} {sentence}".strip()
-        if chunk:
-            found.setdefault(chunk[: PASSAGE_CHARS * 2], heading)
+        uncommented = _COMMENT.sub("", raw, count=1)
+        item = _BULLET.match(uncommented) is not None
+        line = " ".join(_BULLET.sub("", uncommented).split())
+        banner = _BANNER.match(line)
+        if not line:
+            close()
+        elif banner or (line.endswith(":") and len(line) < 120):
+            close()
+            heading = banner.group(1) if banner else line
+        else:
+            if item:
+                close()
+            paragraph.append(line)
+    close()
     return [(heading, line) for line, heading in found.items()]
+
+
+def _add(text: str, heading: str, found: dict[str, str]) -> None:
+    """A paragraph as passages: whole up to PASSAGE_CHARS, else cut at sentences."""
+    if sum(1 for word in text.split() if any(c.isalnum() for c in word)) < MIN_WORDS:
+        return
+    if len(text) <= PASSAGE_CHARS:
+        found.setdefault(text, heading)
+        return
+    chunk = ""
+    for sentence in _SENTENCE.split(text):
+        if chunk and len(chunk) + 1 + len(sentence) > PASSAGE_CHARS:
+            found.setdefault(chunk, heading)
+            chunk = ""
+        chunk = f"{chunk} {sentence}".strip()
+    if chunk:
+        found.setdefault(chunk[: PASSAGE_CHARS * 2], heading)
 
 
 def tokens(text: str) -> int:

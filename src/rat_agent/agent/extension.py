@@ -94,14 +94,16 @@ def domain_of(retriever: BaseRetriever | None) -> str:
 REPAIRS = {"minecraft": "rat_agent.repair:crafting", "general": "rat_agent.repair:general"}
 
 
-def repair_for(ctx: Context, domain: str) -> PlanRepair | None:
-    """The run's plan repair: the source's own by default (`repair` "auto"), none for a
-    source that declares no domain. It applies where each step is revised alone against a
-    quote, the only revision whose reply it can read."""
-    name = ctx.repair if ctx.repair != "auto" else ("minecraft" if domain == "minecraft" else "off")
-    if name == "off" or not ctx.quotes_each_step() or not ctx.method.startswith("rat"):
+def repair_for(ctx: Context, domain: Callable[[], str]) -> PlanRepair | None:
+    """The run's plan repair: the source's own by default (`repair` "auto": `domain()` is
+    asked then only), none for a source that declares no domain. It applies where each step
+    is revised alone against a quote, the only revision whose reply it can read."""
+    if ctx.repair == "off" or not ctx.quotes_each_step() or not ctx.method.startswith("rat"):
         return None
-    return _load(REPAIRS.get(name, name))
+    name = ctx.repair
+    if name == "auto":
+        name = "minecraft" if domain() == "minecraft" else "off"
+    return None if name == "off" else _load(REPAIRS.get(name, name))
 
 
 @cache

@@ -91,17 +91,17 @@ class RatNodes:
 
     def repair(self, ctx: Context) -> PlanRepair | None:
         """The run's plan repair extension, if its settings and source switch one on."""
-        if ctx.repair == "off":
-            return None
+        return repair_for(ctx, lambda: self._domain(ctx))
+
+    def _domain(self, ctx: Context) -> str:
+        """The domain the run's source declares."""
         if self.retriever is not None:
-            domain = domain_of(self.retriever)
-        elif ctx.retriever == "minecraft":
-            domain = "minecraft"
-        elif ctx.repair == "auto" and ":" in ctx.retriever:  # a retriever by import path
-            domain = domain_of(get_retriever(ctx))
-        else:
-            domain = ""
-        return repair_for(ctx, domain)
+            return domain_of(self.retriever)
+        if ctx.retriever == "minecraft":
+            return "minecraft"
+        if ":" in ctx.retriever:  # a retriever by import path may declare one
+            return domain_of(get_retriever(ctx))
+        return ""
 
     def _lookup(self, state: State, ctx: Context) -> Lookup:
         repair = self.repair(ctx)

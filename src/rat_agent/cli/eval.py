@@ -26,6 +26,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "query_mode": "text",
         "output": "answer",
     },
+    # how-to questions over third-party documentation (Redis's redis.conf), in Qdrant
+    "docs": {"retriever": "qdrant", "collection": "redis-docs"},
 }
 
 
@@ -45,10 +47,11 @@ def add_command(sub: Any) -> None:
 
     cmd = sub.add_parser(
         "eval",
-        help="run a benchmark (Minecraft planning, HumanEval) for several methods",
+        help="run a benchmark (Minecraft planning, HumanEval, docs) for several methods",
         description="Minecraft plans are checked by a simulator; HumanEval code by its tests in "
-        "a sandbox. Results are cached per task, method, model and settings: an interrupted "
-        "run resumes, a re-run computes only what is missing. Writes a JSON-lines file, a "
+        "a sandbox; answers to how-to questions over redis.conf by the settings they name. "
+        "Results are cached per task, method, model and settings: an interrupted run "
+        "resumes, a re-run computes only what is missing. Writes a JSON-lines file, a "
         "Markdown table and PNG plots.",
     )
     cmd.add_argument("--benchmark", choices=sorted(DEFAULTS), default="minecraft")
@@ -59,7 +62,8 @@ def add_command(sub: Any) -> None:
     cmd.add_argument(
         "--retriever",
         default=None,
-        help="default: minecraft, or qdrant over the Python documentation for humaneval",
+        help="default: minecraft; qdrant over the Python documentation for humaneval, over "
+        "redis.conf for docs",
     )
     cmd.add_argument(
         "--tasks",
@@ -71,7 +75,7 @@ def add_command(sub: Any) -> None:
         "--split",
         choices=("tune", "test"),
         default=None,
-        help="minecraft: the tasks for tuning prompts and defaults, or the held-out "
+        help="minecraft and docs: the tasks for tuning prompts and defaults, or the held-out "
         "ones to report on",
     )
     cmd.add_argument(
@@ -224,7 +228,7 @@ def eval_command(args: argparse.Namespace) -> int:
     if not results:
         raise ConfigError("no runs computed yet for these settings")
     expected = len(cases) * len(methods) * max(1, len(variants))
-    score_name = "executable" if args.benchmark == "minecraft" else "pass@1"
+    score_name = SCORE_NAMES[args.benchmark]
     markdown = runner.table(results, score_name, ks)
     first = next(iter(variants), "")
     for method in methods if variants else ():
@@ -280,8 +284,15 @@ def eval_command(args: argparse.Namespace) -> int:
     return 0
 
 
-TITLES = {"minecraft": "Minecraft planning", "humaneval": "HumanEval"}
+TITLES = {
+    "minecraft": "Minecraft planning",
+    "humaneval": "HumanEval",
+    "docs": "How-to questions over redis.conf",
+}
+SCORE_NAMES = {"minecraft": "executable", "humaneval": "pass@1", "docs": "keys named"}
 SCORES = {
+    "docs": "the share of the question's answer keys (settings and values taken from "
+    "redis.conf) the answer names (rat_agent.eval.docs.score)",
     "minecraft": "the plan is executable in the simulator "
     "(rat_agent.minecraft.simulator.check_plan)",
     "humaneval": "the code passes the problem's tests in a sandbox "
@@ -361,8 +372,16 @@ def _benchmark(args: argparse.Namespace, context: dict[str, Any]) -> tuple[Any, 
             sample(tasks, args.tasks, args.split, exclude) if args.split else tasks[: args.tasks]
         )
         return [runner.minecraft_case(t) for t in tasks], runner.minecraft_score
+    if args.benchmark == "docs":
+        from rat_agent.eval import docs
+
+        if args.samples > 1 or args.exclude:
+            raise ConfigError("--samples and --exclude are not for docs")
+        if context["retriever"] == "qdrant" and context.get("collection") == docs.COLLECTION:
+            docs.ensure_collection()
+        return docs.cases(args.split, args.tasks), docs.score
     if args.split:
-        raise ConfigError("--split is for minecraft")
+        raise ConfigError("--split is for minecraft and docs")
     from rat_agent.eval import humaneval
 
     if context["retriever"] == "qdrant" and context.get("collection") == humaneval.DOCS_COLLECTION:

@@ -98,6 +98,7 @@ _TEXT = {
     ".toml",
     ".ini",
     ".cfg",
+    ".conf",
     ".sh",
     ".sql",
     ".xml",

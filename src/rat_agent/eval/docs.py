@@ -1,0 +1,108 @@
+"""How-to questions over third-party documentation (`rat eval --benchmark docs`).
+
+The document is Redis 7.0's example configuration file (docs/redis.conf, about 106 KB,
+written by the Redis authors; docs/LICENSE.redis), the kind of reference a user brings:
+prose comments around the settings they document. Each question (docs/redis_questions.json)
+asks how to do something in a user's words, without naming the setting, and carries answer
+keys taken from the file before any method ran: the directives and values a correct answer
+must name ("maxmemory 2gb", "maxmemory-policy allkeys-lru"). The questions are split in
+half, `tune` and `test`, as the Minecraft tasks are.
+
+An answer scores the share of its question's keys it names (a key with alternatives counts
+once, for any of them), compared without case, spacing or Markdown code marks. Methods that
+retrieve search the file in a Qdrant collection, built on first use with `rat ingest`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from rat_agent.errors import ConfigError, RetrievalError
+from rat_agent.eval.runner import Case, Score
+
+FOLDER = Path(__file__).parent / "docs"
+DOCUMENT = FOLDER / "redis.conf"
+QUESTIONS = FOLDER / "redis_questions.json"
+COLLECTION = "redis-docs"
+SPLITS = ("tune", "test")
+
+Key = str | list[str]
+
+
+@cache
+def load_questions() -> tuple[dict[str, Any], ...]:
+    return tuple(json.loads(QUESTIONS.read_text())["questions"])
+
+
+def cases(split: str | None = None, limit: int | None = None) -> list[Case]:
+    """The questions of a split (all with None), in file order, at most `limit`."""
+    if split is not None and split not in SPLITS:
+        raise ConfigError(f"--split must be one of {', '.join(SPLITS)}, got {split!r}")
+    chosen = [q for q in load_questions() if split is None or q["split"] == split]
+    return [
+        Case(q["id"], q["question"], {"task": q["id"], "keys": q["keys"]})
+        for q in chosen[: limit or None]
+    ]
+
+
+# Quotes an answer puts around one word ('allkeys-lru'), not the empty string ("").
+_QUOTED = re.compile(r"""(['"])([^'"\s]+)\1""")
+NEAR = 60  # characters between a setting and its value: "set maxmemory-policy to allkeys-lru"
+
+
+def _plain(text: str) -> str:
+    """Lower case, one space between words, no Markdown code marks, no quotes around a
+    single word."""
+    return " ".join(_QUOTED.sub(r"\2", text.replace("`", " ")).lower().split())
+
+
+def _names(option: str, plain: str) -> bool:
+    """Whether the answer names a key as written ("maxmemory 2gb"), or its setting with the
+    value written soon after it ("set maxmemory to 2gb")."""
+    wanted = _plain(option)
+    if wanted in plain:
+        return True
+    setting, _, value = wanted.partition(" ")
+    if not value:
+        return False
+    for found in re.finditer(re.escape(setting) + r"(?![\w-])", plain):
+        if value in plain[found.end() : found.end() + NEAR + len(value)]:
+            return True
+    return False
+
+
+def named(key: Key, answer: str) -> bool:
+    """Whether the answer names the key (any of its alternatives)."""
+    plain = _plain(answer)
+    return any(_names(option, plain) for option in ([key] if isinstance(key, str) else key))
+
+
+def score(case: Case, answer: str) -> Score:
+    keys: Sequence[Key] = case.key["keys"]
+    missing = [k if isinstance(k, str) else k[0] for k in keys if not named(k, answer)]
+    reason = f"named {len(keys) - len(missing)} of {len(keys)} keys"
+    if missing:
+        reason += "; missing: " + ", ".join(repr(m) for m in missing)
+    return Score((len(keys) - len(missing)) / len(keys), None, reason)
+
+
+def ensure_collection(collection: str = COLLECTION) -> None:
+    """Ingest the document into its collection (incremental: a second run costs a second)."""
+    from rat_agent.ingest.pipeline import ingest
+
+    report = ingest([str(DOCUMENT)], collection=collection)
+    if report.failed:
+        raise RetrievalError(f"could not index {DOCUMENT.name}: {report.failed[0]}")
+
+
+_DIRECTIVE = re.compile(r"^#?\s*([a-z][a-z0-9_-]+)\s", re.M)
+
+
+def directives() -> set[str]:
+    """Every setting the file documents, commented out or not ("maxmemory", "hz")."""
+    return set(_DIRECTIVE.findall(DOCUMENT.read_text()))

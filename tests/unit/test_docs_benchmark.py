@@ -1,0 +1,86 @@
+"""The how-to benchmark over redis.conf: its questions and keys hold against the file, and
+an answer scores the keys it names, however it spells the setting and its value."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fakes import ListRetriever, ScriptedModel, current_step, prompt_text, revision
+from langchain_core.documents import Document
+from langchain_core.messages import BaseMessage
+
+from rat_agent.agent.graph import build_graph
+from rat_agent.errors import ConfigError
+from rat_agent.eval import docs
+from rat_agent.eval.runner import run
+
+
+def test_the_questions_are_split_in_halves_and_their_keys_are_in_the_file() -> None:
+    questions = docs.load_questions()
+    assert len(questions) >= 40
+    assert len({q["id"] for q in questions}) == len(questions)
+    splits = [q["split"] for q in questions]
+    assert splits.count("tune") == splits.count("test") == len(questions) // 2
+    text = docs.DOCUMENT.read_text().lower()
+    settings = docs.directives()
+    for question in questions:
+        for key in question["keys"]:
+            options = [key] if isinstance(key, str) else key
+            assert any(
+                option.lower() in text or option.split()[0] in settings for option in options
+            ), (question["id"], key)
+            # a user's words, not the setting's name (where it is no plain word, as "port" is)
+            setting = options[0].split()[0]
+            if "-" in setting or "_" in setting:
+                assert setting not in question["question"], question["id"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "named"),
+    [
+        ("Set `maxmemory 2gb` and `maxmemory-policy allkeys-lru`.", 2),
+        ("Set maxmemory to 2GB, and the 'maxmemory-policy' directive to 'allkeys-lru'.", 2),
+        ("maxmemory 2048mb\nmaxmemory-policy volatile-lru", 1),
+        ("Limit the memory to 2 GB and evict the least recently used keys.", 0),
+        ("Set maxmemory-policy to 2gb.", 0),  # the value follows another setting
+    ],
+)
+def test_an_answer_scores_the_keys_it_names(answer: str, named: int) -> None:
+    case = next(c for c in docs.cases() if c.id == "redis-21")
+    assert docs.score(case, answer).score == named / 2
+
+
+def test_cases_come_by_split() -> None:
+    assert {c.id for c in docs.cases("tune")} | {c.id for c in docs.cases("test")} == {
+        c.id for c in docs.cases()
+    }
+    assert len(docs.cases("test", 5)) == 5
+    with pytest.raises(ConfigError, match="split"):
+        docs.cases("train")
+
+
+def test_every_method_is_scored_on_a_question(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RAT_DATA_DIR", str(tmp_path))
+    line = "maxmemory-policy allkeys-lru evicts any key using approximated LRU."
+
+    def respond(kind: str, messages: list[BaseMessage]) -> str:
+        if kind == "draft":
+            return "STEP 1: Set maxmemory to 2gb.\nSTEP 2: Choose an eviction policy."
+        if kind == "query":
+            return current_step(messages)
+        if kind == "revise":
+            step = current_step(messages)
+            if "eviction" in step and "allkeys-lru" in prompt_text(messages):
+                return revision(messages, "Set maxmemory-policy to allkeys-lru.")
+            return revision(messages, step)
+        return "Limit the memory."  # direct
+
+    pages = ListRetriever(documents=[Document(page_content=line, metadata={"title": "conf"})])
+    graph = build_graph(llm=ScriptedModel(respond=respond, calls=[]), retriever=pages)
+    case = next(c for c in docs.cases() if c.id == "redis-21")
+    results = run("docs", [case], ["direct", "rat"], score=docs.score, context={}, graph=graph)
+    scores = {r.method: r.score for r in results}
+    assert scores == {"direct": 0.0, "rat": 1.0}
