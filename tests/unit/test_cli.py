@@ -48,8 +48,8 @@ def test_ask_prints_progress_answer_and_sources(
     out = capsys.readouterr().out
     assert "Draft: 3 steps" in out
     assert "query" in out and "about: get logs" in out
-    assert "STEP 3: FIXED craft a table" in out
-    assert "STEP 1 {+FIXED+} get logs" in out  # what the revision changed, word by word
+    assert "STEP 3 {+FIXED+} craft a table" in out  # what the revision changed, word by word
+    assert "Answer" in out and "final answer" in out  # written from the checked steps
     assert "[1] Page 1 — corpus:page1" in out and "[2] Page 2 — corpus:page2" in out
     assert "model calls" in out
 
@@ -59,10 +59,13 @@ def test_ask_json_matches_the_api(
 ) -> None:
     assert rat("ask", "How?", "--retriever", "fake", "--json", "--query-mode", "text") == 0
     result = json.loads(capsys.readouterr().out)
-    assert result["answer"].splitlines()[0] == "STEP 1: FIXED get logs"
+    assert result["answer"] == "final answer"
     assert [s["query"] for s in result["steps"]] == ["get logs", "make planks", "craft a table"]
     assert set(result["steps"][0]) >= {"draft", "query", "sources", "revised"}
-    assert result["stats"]["model_calls"] == 1 + 3
+    assert result["stats"]["model_calls"] == 1 + 3 + 1  # the draft, 3 revisions, the answer
+    assert rat("ask", "How?", "--retriever", "fake", "--json", "--output", "steps") == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["answer"].splitlines()[0] == "STEP 1: FIXED get logs"
 
 
 def test_failed_run_resumes_on_its_thread(
@@ -92,7 +95,7 @@ def test_failed_run_resumes_on_its_thread(
         "FIXED craft a table",
     ]
     # only the failed revision and the steps after it were run again
-    assert [k for k, _ in model.calls[calls_before:]] == ["revise", "query", "revise"]
+    assert [k for k, _ in model.calls[calls_before:]] == ["revise", "query", "revise", "answer"]
 
     assert rat("show", "t1") == 0
     shown = capsys.readouterr().out
@@ -163,7 +166,8 @@ def test_the_installed_command_reports_errors_without_traceback() -> None:
 def test_time_travel_from_the_cli(
     fake_world: ScriptedModel, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert rat("ask", "How do I craft a table?", "--retriever", "fake", "--thread", "tt") == 0
+    ask = ("ask", "How do I craft a table?", "--retriever", "fake", "--output", "steps")
+    assert rat(*ask, "--thread", "tt") == 0
     capsys.readouterr()
     assert rat("show", "tt", "--history") == 0
     assert "next: to_query" in capsys.readouterr().out

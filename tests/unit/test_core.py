@@ -1,5 +1,6 @@
 """The general core: on a source that declares no domain, default settings run exactly the
-paper's loop, and a revision changes a step only on a passage that bears on it."""
+paper's loop and write the answer from its steps, and a revision changes a step only on a
+passage that bears on it."""
 
 from __future__ import annotations
 
@@ -49,6 +50,8 @@ def scripted(revise: Any = None) -> ScriptedModel:
             )
         if kind == "goal":  # only a plan repair extension asks it
             return "Nothing in particular"
+        if kind == "answer":
+            return "The written answer."
         raise AssertionError(kind)
 
     return ScriptedModel(respond=respond, calls=[])
@@ -60,11 +63,12 @@ def run(model: ScriptedModel, retriever: Any = None, **context: Any) -> dict[str
 
 
 def test_the_default_loop_on_a_passed_in_retriever_is_the_papers() -> None:
-    """1 + 2n calls for n draft steps; n revised steps, each the model's revision, each
-    with its sources; nothing dropped, inserted or rewritten by a rule."""
+    """1 + 2n calls for n draft steps, then the answer written from the steps; n revised
+    steps, each the model's revision, each with its sources; nothing dropped, inserted or
+    rewritten by a rule."""
     model = scripted()
     result = run(model)
-    assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 3
+    assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 3 + ["answer"]
     steps = result["steps"]
     assert [s["draft"] for s in steps] == DRAFTS
     assert [s["revised"] for s in steps] == [f"{d} Use the alpha tool at level 3." for d in DRAFTS]
@@ -73,6 +77,16 @@ def test_the_default_loop_on_a_passed_in_retriever_is_the_papers() -> None:
         assert {s["source"] for s in step["sources"]} == {"corpus:qx", "corpus:alpha"}
         assert step["fact"].startswith("ALPHAWOOD: the first part")
         assert "makes" not in step and "QUERY1" not in step["revised"]
+    assert result["answer"] == "The written answer."
+    written = prompt_text(model.calls[-1][1])
+    # the checked steps, the line they quoted and the passages closest to the task
+    assert "STEP 3: Finish QX. Use the alpha tool at level 3." in written
+    assert written.count("ALPHAWOOD: the first part of QX") >= 2
+    assert written.index("Checked steps so far") < written.index("<documents>\n")
+    # as a plan, the steps are the answer
+    model = scripted()
+    result = run(model, output="steps")
+    assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 3
     assert result["answer"] == "\n".join(
         f"STEP {n}: {d} Use the alpha tool at level 3." for n, d in enumerate(DRAFTS, 1)
     )
@@ -102,14 +116,14 @@ def test_a_revision_without_a_passage_that_bears_on_it_keeps_the_draft(reply: st
     assert [s["revised"] for s in result["steps"]] == DRAFTS
     assert {s["status"] for s in result["steps"]} == {"not_revised"}
     assert {s["note"] for s in result["steps"]} == {"no passage bears on it; the draft was kept"}
-    assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 3
+    assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 3 + ["answer"]
 
 
 def test_a_retriever_by_import_path_gets_the_papers_loop() -> None:
     model = scripted()
     graph = build_graph(llm=model)
     result = graph.invoke({"question": QUESTION}, context={"retriever": "fakes:SHARED_RETRIEVER"})
-    assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 3
+    assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 3 + ["answer"]
     assert len(result["steps"]) == 3
 
 
@@ -120,7 +134,7 @@ def test_a_retriever_that_declares_minecraft_gets_crafting_repair() -> None:
     assert [kind for kind, _ in model.calls][:2] == ["draft", "goal"]
     model = scripted()
     run(model, ListRetriever(documents=wiki_docs(2), metadata=dict(MINECRAFT)), repair="off")
-    assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 3
+    assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 3  # a plan
 
 
 def test_general_repair_inserts_a_prerequisite_its_passage_supports() -> None:

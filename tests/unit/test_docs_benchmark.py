@@ -76,6 +76,8 @@ def test_every_method_is_scored_on_a_question(
             if "eviction" in step and "allkeys-lru" in prompt_text(messages):
                 return revision(messages, "Set maxmemory-policy to allkeys-lru.")
             return revision(messages, step)
+        if kind == "answer":  # the checked steps, as written
+            return prompt_text(messages).split("Checked steps so far:\n", 1)[1].split("\n\n")[0]
         return "Limit the memory."  # direct
 
     pages = ListRetriever(documents=[Document(page_content=line, metadata={"title": "conf"})])

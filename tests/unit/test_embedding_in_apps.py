@@ -22,7 +22,7 @@ from rat_agent.agent.timetravel import checkpoints, fork
 
 DRAFT = "STEP 1: get logs\nSTEP 2: make planks\nSTEP 3: craft a table"
 QUESTION = {"question": "How do I make a crafting table?"}
-CONTEXT = {"k": 2}
+CONTEXT = {"k": 2, "output": "steps"}  # a plan: its revised steps are the answer
 FIXED = ["FIXED get logs", "FIXED make planks", "FIXED craft a table"]
 
 

@@ -13,8 +13,16 @@ from rat_agent.agent.graph import build_graph
 from rat_agent.eval.runner import cache_file, run_minecraft, table
 from rat_agent.minecraft.planner import reference_plan
 from rat_agent.minecraft.tasks import load_tasks
+from rat_agent.retrieval.settings import MINECRAFT
 
 TASKS = load_tasks()[:3]
+
+
+def PAGES() -> ListRetriever:
+    """The Minecraft suite's source, as the bundled corpus declares itself."""
+    return ListRetriever(documents=wiki_docs(1), metadata=dict(MINECRAFT))
+
+
 PLANS = {task.question: reference_plan(task.goal) for task in TASKS}
 
 
@@ -39,7 +47,7 @@ def data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_scores_come_from_the_checker_and_results_are_cached() -> None:
     model = planner()
-    graph = build_graph(llm=model, retriever=ListRetriever(documents=wiki_docs(1)))
+    graph = build_graph(llm=model, retriever=PAGES())
     seen: list[tuple[int, int]] = []
     results = run_minecraft(
         ["direct", "cot"],
@@ -65,7 +73,7 @@ def test_scores_come_from_the_checker_and_results_are_cached() -> None:
 
 def test_an_interrupted_evaluation_computes_only_what_is_missing() -> None:
     model = planner()
-    graph = build_graph(llm=model, retriever=ListRetriever(documents=wiki_docs(1)))
+    graph = build_graph(llm=model, retriever=PAGES())
     context = {"model": "fake", "max_steps": 32}
     run_minecraft(["cot"], context=context, tasks=TASKS, graph=graph)
     path = cache_file("minecraft")
@@ -81,7 +89,7 @@ def test_an_interrupted_evaluation_computes_only_what_is_missing() -> None:
 
 def test_cached_only_reports_what_is_done_and_computes_nothing() -> None:
     model = planner()
-    graph = build_graph(llm=model, retriever=ListRetriever(documents=wiki_docs(1)))
+    graph = build_graph(llm=model, retriever=PAGES())
     context = {"model": "fake", "max_steps": 32}
     run_minecraft(["cot"], context=context, tasks=TASKS[:2], graph=graph)
     before = len(model.calls)
@@ -95,7 +103,7 @@ def test_cached_only_reports_what_is_done_and_computes_nothing() -> None:
 def test_a_results_file_written_earlier_counts_as_cached(tmp_path: Path) -> None:
     """Re-running a committed command on a fresh clone computes only what is new."""
     model = planner()
-    graph = build_graph(llm=model, retriever=ListRetriever(documents=wiki_docs(1)))
+    graph = build_graph(llm=model, retriever=PAGES())
     context = {"model": "fake", "max_steps": 32}
     first = run_minecraft(["cot"], context=context, tasks=TASKS[:2], graph=graph)
     committed = tmp_path / "committed.jsonl"
@@ -112,7 +120,7 @@ def test_plots_show_the_score_and_the_cost_of_each_method(tmp_path: Path) -> Non
 
     from rat_agent.eval.plots import plot
 
-    graph = build_graph(llm=planner(), retriever=ListRetriever(documents=wiki_docs(1)))
+    graph = build_graph(llm=planner(), retriever=PAGES())
     results = run_minecraft(
         ["direct", "cot"], context={"model": "fake", "max_steps": 32}, tasks=TASKS, graph=graph
     )
@@ -140,7 +148,7 @@ def test_a_changed_question_or_prompt_is_a_new_result(monkeypatch: pytest.Monkey
     from rat_agent.agent import prompts
 
     model = planner()
-    graph = build_graph(llm=model, retriever=ListRetriever(documents=wiki_docs(1)))
+    graph = build_graph(llm=model, retriever=PAGES())
     context = {"model": "fake", "max_steps": 32}
     run_minecraft(["cot"], context=context, tasks=TASKS[:1], graph=graph)
     before = len(model.calls)
@@ -162,9 +170,7 @@ def test_a_graph_with_a_checkpointer_keeps_each_run_under_its_key() -> None:
 
     saver = InMemorySaver()
     model = planner()
-    graph = build_graph(
-        llm=model, retriever=ListRetriever(documents=wiki_docs(1)), checkpointer=saver
-    )
+    graph = build_graph(llm=model, retriever=PAGES(), checkpointer=saver)
     context = {"model": "fake", "max_steps": 32}
     first = run_minecraft(["cot", "direct"], context=context, tasks=TASKS[:2], graph=graph)
     for result in first:
@@ -202,7 +208,7 @@ def test_rescoring_reads_the_stored_answers_with_the_checker_as_it_is_now() -> N
     from rat_agent.eval import runner
 
     model = planner()
-    graph = build_graph(llm=model, retriever=ListRetriever(documents=wiki_docs(1)))
+    graph = build_graph(llm=model, retriever=PAGES())
     context = {"model": "fake", "max_steps": 32}
     first = run_minecraft(["cot"], context=context, tasks=TASKS, graph=graph)
     assert [r.score for r in first] == [1.0] * 3
@@ -235,7 +241,7 @@ def test_a_run_that_raised_is_kept_as_a_zero_until_errors_are_retried() -> None:
         return plans.respond(kind, messages)
 
     model = ScriptedModel(respond=respond, calls=[])
-    graph = build_graph(llm=model, retriever=ListRetriever(documents=wiki_docs(1)))
+    graph = build_graph(llm=model, retriever=PAGES())
     context = {"model": "fake", "max_steps": 32}
     first = run_minecraft(["cot"], context=context, tasks=TASKS, graph=graph)
     assert [r.score for r in first] == [0.0, 1.0, 1.0]
@@ -276,7 +282,7 @@ def test_each_run_has_its_own_thread_id() -> None:
 
     model = planner()
     model.callbacks = [Seen()]
-    graph = build_graph(llm=model, retriever=ListRetriever(documents=wiki_docs(1)))
+    graph = build_graph(llm=model, retriever=PAGES())
     run_minecraft(
         ["direct", "cot"], context={"model": "fake", "max_steps": 32}, tasks=TASKS[:2], graph=graph
     )
@@ -287,7 +293,7 @@ def test_variants_alternate_task_by_task_under_the_keys_of_a_set_run() -> None:
     """--vary: each task runs under every value before the next task starts, so the arms
     share the machine's state; each value's results are the ones --set would compute."""
     model = planner()
-    graph = build_graph(llm=model, retriever=ListRetriever(documents=wiki_docs(1)))
+    graph = build_graph(llm=model, retriever=PAGES())
     variants = {"max_steps=32": {"max_steps": 32}, "max_steps=2": {"max_steps": 2}}
     results = run_minecraft(
         ["cot"], context={"model": "fake"}, tasks=TASKS[:2], graph=graph, variants=variants

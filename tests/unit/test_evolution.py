@@ -88,7 +88,9 @@ def test_both_arms_run_in_order_and_only_the_memory_arm_learns(tmp_path: Path) -
     tasks = load_tasks()[:2]  # crafting table, then stick: both need oak planks
     model = scripted()
     graph = build_graph(llm=model, retriever=pages())
-    points = evolution.run_sequence(tasks, context={"k": 1, "max_steps": 2}, graph=graph)
+    points = evolution.run_sequence(
+        tasks, context={"k": 1, "max_steps": 2, "output": "steps"}, graph=graph
+    )
     assert [(p.arm, p.position) for p in points] == [
         ("no memory", 1),
         ("no memory", 2),
@@ -110,7 +112,7 @@ def test_both_arms_run_in_order_and_only_the_memory_arm_learns(tmp_path: Path) -
     # resumed: nothing is run again
     again = evolution.run_sequence(
         tasks,
-        context={"k": 1, "max_steps": 2},
+        context={"k": 1, "max_steps": 2, "output": "steps"},
         graph=build_graph(llm=ScriptedModel(respond=_no_calls), retriever=pages()),
     )
     assert again == points

@@ -28,6 +28,8 @@ FAST_RETRY = RetryPolicy(max_attempts=3, initial_interval=0.01, retry_on=Retriev
 
 
 def run(model: ScriptedModel, retriever: ListRetriever | None = None, **context: object) -> dict:
+    """The loop, its revised steps the answer (a written answer is test_core's)."""
+    context = {"output": "steps", **context}
     graph = build_graph(
         llm=model,
         retriever=retriever or ListRetriever(documents=wiki_docs()),
@@ -275,7 +277,8 @@ def test_the_custom_stream_tells_the_whole_run() -> None:
     """The events a UI (and the CLI) renders: the draft, then per step its query, its
     sources and the checked step."""
     graph = build_graph(llm=plan_model(DRAFT), retriever=ListRetriever(documents=wiki_docs(2)))
-    stream = list(graph.stream({"question": "q?"}, stream_mode="custom", context={"k": 2}))
+    context = {"k": 2, "output": "steps"}
+    stream = list(graph.stream({"question": "q?"}, stream_mode="custom", context=context))
     assert [e["event"] for e in stream] == ["draft", *["query", "sources", "step"] * 4]
     assert stream[0] == {"event": "draft", "drafts": STEPS, "reviewed": False}
     assert stream[1] == {
@@ -307,7 +310,7 @@ def test_studio_forms_come_from_the_schemas() -> None:
     assert all(prop.get("description") for prop in context.values())
     assert context["query_mode"]["enum"] == ["llm", "text"]
     assert context["source"]["enum"] == ["offline", "wiki", "auto"]
-    assert context["output"]["enum"] == ["steps", "answer"]
+    assert context["output"]["enum"] == ["auto", "steps", "answer"]
     assert context["review_draft"]["type"] == "boolean"
     assert set(graph.get_output_jsonschema()["properties"]) == {
         "question",

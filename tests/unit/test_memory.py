@@ -64,7 +64,13 @@ def by_step(answer: str) -> str:
 
 def run(llm: ScriptedModel, thread: str = "t1", **context: object) -> dict:
     graph = build_graph(llm=llm, retriever=ListRetriever(documents=documents()))
-    settings = {"memory": True, "memory_from": "steps", "query_mode": "llm", **context}
+    settings = {
+        "memory": True,
+        "memory_from": "steps",
+        "query_mode": "llm",
+        "output": "steps",
+        **context,
+    }
     return graph.invoke(
         {"question": "How do I make an iron pickaxe?"},
         config={"configurable": {"thread_id": thread}},
@@ -286,7 +292,7 @@ def test_rat_show_reports_what_the_run_taught_the_memory(
         graph.invoke(
             {"question": "How do I make an iron pickaxe?"},
             config={"configurable": {"thread_id": "taught"}},
-            context={"memory": True, "memory_from": "both"},
+            context={"memory": True, "memory_from": "both", "output": "steps"},
         )
     assert cli.main(["show", "taught"]) == 0
     shown = capsys.readouterr().out

@@ -123,7 +123,10 @@ def test_the_cli_json_reports_the_pause_and_a_bare_resume_accepts(
 
     assert (
         cli.main(
-            ["ask", "table?", "--retriever", "fake", "--review-draft", "--thread", "r2", "--json"]
+            [
+                *("ask", "table?", "--retriever", "fake", "--review-draft", "--thread", "r2"),
+                *("--json", "--output", "steps"),
+            ]
         )
         == 0
     )
@@ -137,7 +140,13 @@ def test_the_cli_reports_a_bad_steps_file_and_stays_paused(
     fake_world: ScriptedModel, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert (
-        cli.main(["ask", "table?", "--retriever", "fake", "--review-draft", "--thread", "r3"]) == 0
+        cli.main(
+            [
+                *("ask", "table?", "--retriever", "fake", "--review-draft", "--thread", "r3"),
+                *("--output", "steps"),
+            ]
+        )
+        == 0
     )
     empty = tmp_path / "empty.txt"
     empty.write_text("\n")

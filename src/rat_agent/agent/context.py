@@ -11,7 +11,7 @@ from rat_agent.retrieval.settings import DEFAULT_COLLECTION, check_collection_na
 
 QueryMode = Literal["llm", "text"]
 ReviseScope = Literal["step", "prefix"]
-Output = Literal["steps", "answer"]
+Output = Literal["auto", "steps", "answer"]
 MinecraftSource = Literal["offline", "wiki", "auto"]
 Method = Literal["rat", "rat_noncausal", "rat_official_layout", "cot_rag", "rag", "cot", "direct"]
 MemoryFrom = Literal["both", "steps", "answer"]
@@ -122,10 +122,13 @@ class Context:
         },
     )
     output: Output = field(
-        default="steps",
+        default="auto",
         metadata={
-            "description": "'steps': the revised steps are the answer (planning); 'answer': a "
-            "final call writes the full response from them (code, long writing)."
+            "description": "'steps': the revised steps are the answer (a plan); 'answer': a "
+            "final call writes the full response from them, with the lines they quoted and "
+            "the passages closest to the task (how-to questions, code, long writing); "
+            "'auto': steps for a source whose plans are checked step by step (the Minecraft "
+            "corpus, or any run with plan repair named), the answer otherwise."
         },
     )
     review_draft: bool = field(
@@ -176,8 +179,7 @@ class Context:
             "description": "'grounded': the revision first quotes the one passage that bears "
             "on the step, then writes the step from it (no passage that bears on it keeps the "
             "step as drafted); 'plain': it writes the revised step only, as the paper does; "
-            "'auto': grounded when the steps are the answer (output 'steps'), plain when they "
-            "lead to a written answer (code, prose)."
+            "'auto': grounded."
         },
     )
     repair: str = field(
@@ -201,9 +203,7 @@ class Context:
 
     def grounded(self) -> bool:
         """Whether revisions quote a passage before they write the step."""
-        if self.revision == "auto":
-            return self.output == "steps"
-        return self.revision == "grounded"
+        return self.revision != "plain"
 
     def quotes_each_step(self) -> bool:
         """Whether each step is revised alone against a quote: plan repair builds on it (a

@@ -8,7 +8,8 @@
                                           closest to Qi and Ti (evidence)
         revise_step                T*i <- p(.|I, T*1..i-1, Ti, Ri)
         append_next                i   <- i + 1
-    write_answer (output=answer)   the final response from T*1..n
+    write_answer (output)          the final response from T*1..n, the lines they quoted and
+                                   the passages closest to the task (how-to, code, prose)
     remember (memory=true)         thoughts <- p(.|I, T*, answer), kept if confident and novel
 
 On every source this is the paper's loop: 1 + 2n model calls for n draft steps. A plan
@@ -20,15 +21,16 @@ them. The loop still moves strictly forward over the plan.
 The context's `method` turns the same graph into each of the paper's baselines: direct
 (START -> direct), cot (draft_cot -> END), rag (START -> retrieve_once -> answer_once),
 cot_rag (draft_cot -> retrieve_once -> answer_once), rat_noncausal and rat_official_layout
-(the loop above, with queries from the draft / the official prompts). With output=answer,
-every method that makes steps ends in write_answer. With memory=true, retrieve also reads
-the thought memory, and every method that retrieves ends in remember (Thought-Retriever).
+(the loop above, with queries from the draft / the official prompts). Where the run writes
+an answer (`output`), every method that makes steps ends in write_answer. With memory=true,
+retrieve also reads the thought memory, and every method that retrieves ends in remember
+(Thought-Retriever).
 """
 
 from __future__ import annotations
 
 from functools import partial
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.retrievers import BaseRetriever
@@ -102,32 +104,45 @@ def route_start(state: State, runtime: Runtime[Context]) -> Start:
     return RETRIEVE_ONCE if method == "rag" else DRAFT_COT
 
 
-def after_draft(state: State, runtime: Runtime[Context]) -> AfterDraft:
+def after_draft(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> AfterDraft:
     ctx = context_of(runtime)
     if ctx.method == "cot":
-        return after_steps(state, runtime)
+        return after_steps(nodes, state, runtime)
     if ctx.method == "cot_rag":
         return RETRIEVE_ONCE
     return REVIEW_DRAFT if ctx.review_draft else TO_QUERY
 
 
-def after_step(state: State, runtime: Runtime[Context]) -> AfterStep:
+def after_step(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> AfterStep:
     """Loop while draft steps remain; then finish, writing an answer if asked to."""
     if has_next_step(state):
         return TO_QUERY
-    return after_steps(state, runtime)
+    return after_steps(nodes, state, runtime)
 
 
-def after_steps(state: State, runtime: Runtime[Context]) -> AfterSteps:
-    """Every method with steps ends in a written response when output=answer (code, say)."""
-    if context_of(runtime).output == "answer":
+def after_steps(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> AfterSteps:
+    """Every method with steps ends in a written response where the run writes one
+    (`output`; a how-to question, code)."""
+    if nodes.writes_answer(context_of(runtime)):
         return WRITE_ANSWER
     return after_answer(state, runtime)
+
+
+def after_once(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> AfterSteps:
+    """RAG's reply is its answer, as DIRECT's is; CoT+RAG's revised draft is steps."""
+    if context_of(runtime).method == "rag":
+        return after_answer(state, runtime)
+    return after_steps(nodes, state, runtime)
 
 
 def after_answer(state: State, runtime: Runtime[Context]) -> AfterAnswer:
     """With memory on, the finished run's conclusions become thoughts."""
     return REMEMBER if context_of(runtime).memory else "__end__"
+
+
+def _targets(route: Any) -> list[str]:
+    """The nodes a router may return, from its Literal return type."""
+    return list(get_args(route))
 
 
 def build_graph(
@@ -166,17 +181,18 @@ def build_graph(
     builder.add_node(ANSWER_ONCE, partial(answer_once, nodes), retry_policy=MODEL_RETRY)
 
     builder.add_conditional_edges(START, route_start)
-    builder.add_conditional_edges(DRAFT_COT, after_draft)
+    # Routers bound to the nodes name their targets (LangGraph cannot read a partial's hints)
+    builder.add_conditional_edges(DRAFT_COT, partial(after_draft, nodes), _targets(AfterDraft))
     builder.add_edge(REVIEW_DRAFT, TO_QUERY)
     builder.add_edge(TO_QUERY, RETRIEVE)
     builder.add_edge(RETRIEVE, REVISE_STEP)
     builder.add_edge(REVISE_STEP, APPEND_NEXT)
-    builder.add_conditional_edges(APPEND_NEXT, after_step)
+    builder.add_conditional_edges(APPEND_NEXT, partial(after_step, nodes), _targets(AfterStep))
     builder.add_conditional_edges(WRITE_ANSWER, after_answer)
     builder.add_edge(REMEMBER, END)
     builder.add_edge(DIRECT, END)
     builder.add_edge(RETRIEVE_ONCE, ANSWER_ONCE)
-    builder.add_conditional_edges(ANSWER_ONCE, after_steps)
+    builder.add_conditional_edges(ANSWER_ONCE, partial(after_once, nodes), _targets(AfterSteps))
     return builder.compile(checkpointer=checkpointer, name="rat")
 
 

@@ -93,6 +93,13 @@ class RatNodes:
         """The run's plan repair extension, if its settings and source switch one on."""
         return repair_for(ctx, lambda: self._domain(ctx))
 
+    def writes_answer(self, ctx: Context) -> bool:
+        """Whether a final call writes the response (`output`): "auto" keeps the steps as
+        the answer where plans are checked step by step, and writes one elsewhere."""
+        if ctx.output != "auto":
+            return ctx.output == "answer"
+        return self._domain(ctx) != "minecraft" and ctx.repair in ("auto", "off")
+
     def _domain(self, ctx: Context) -> str:
         """The domain the run's source declares."""
         if self.retriever is not None:
@@ -369,11 +376,25 @@ class RatNodes:
             "retrieval_error": "",
         }
 
+    def _task_passages(self, ctx: Context, question: str) -> list[dict[str, str]]:
+        """The passages of the source closest to the task itself, for the written answer;
+        none if the source fails (the steps are checked already)."""
+        try:
+            return focus(ctx, self.search(ctx, question), [question]).documents
+        except RetrievalError as exc:
+            log.warning("retrieval for the answer failed: %s", exc)
+            return []
+
     def write_answer(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """For code or long writing: the final response, written from the revised steps."""
         ctx = context_of(runtime)
         steps = _revised(state["steps"]) or list(state["drafts"])  # method cot: the draft
-        messages = prompts.answer_messages(state["question"], steps, checked=bool(state["steps"]))
+        quoted = _quoted(state["steps"])
+        if quoted and ctx.retrieves():
+            quoted += self._task_passages(ctx, state["question"])
+        messages = prompts.answer_messages(
+            state["question"], steps, checked=bool(state["steps"]), quoted=quoted
+        )
         answer = parsing.strip_thinking(self.ask(ctx, "answer", messages)).strip()
         runtime.stream_writer({"event": "answer"})
         return {"answer": answer or parsing.format_steps(steps)}
@@ -476,6 +497,18 @@ def has_next_step(state: State) -> bool:
 def _revised(steps: Sequence[Step]) -> list[str]:
     """The plan so far: every checked step the revision kept (dropped steps are not in it)."""
     return [s["revised"] for s in steps if s["status"] != "dropped"]
+
+
+def _quoted(steps: Sequence[Step]) -> list[dict[str, str]]:
+    """The lines the kept steps' revisions quoted, each once, under its step's first
+    source."""
+    found: dict[str, dict[str, str]] = {}
+    for step in steps:
+        fact = step.get("fact", "")
+        if fact and step["status"] != "dropped" and fact not in found:
+            first = step["sources"][0] if step["sources"] else {"title": "", "source": ""}
+            found[fact] = {"title": first["title"], "source": first["source"], "content": fact}
+    return list(found.values())
 
 
 def _split_prefix(reply: str, number: int) -> tuple[list[str], str]:

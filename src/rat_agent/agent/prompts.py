@@ -96,6 +96,11 @@ ANSWER = (
     "Write the complete final response to the task, following the steps above. "
     "Reply with the response only."
 )
+ANSWER_WITH_DOCUMENTS = (
+    "Write the complete final response to the task, following the steps above and giving "
+    "the exact names, settings, commands and values the documents state where they bear "
+    "on it. Reply with the response only."
+)
 
 # Thought memory (the Thought-Retriever paper's Figure 13, with a parseable reply).
 THOUGHT = (
@@ -256,11 +261,22 @@ def head_messages(question: str, instruction: str) -> list[BaseMessage]:
 
 
 def answer_messages(
-    question: str, steps: Sequence[str], *, checked: bool = True
+    question: str,
+    steps: Sequence[str],
+    *,
+    checked: bool = True,
+    quoted: Sequence[dict[str, str]] = (),
 ) -> list[BaseMessage]:
-    """The final response from the steps (method cot's steps were never checked)."""
+    """The final response from the steps (method cot's steps were never checked), with the
+    lines their revisions quoted, so the response can give their exact words."""
     label = "Checked steps so far" if checked else "Steps"
-    return [SystemMessage(SYSTEM), HumanMessage(_head(question, steps, label) + ANSWER)]
+    if not quoted:
+        return [SystemMessage(SYSTEM), HumanMessage(_head(question, steps, label) + ANSWER)]
+    lines = _documents(quoted, 10**6)
+    return [
+        SystemMessage(SYSTEM),
+        HumanMessage(_head(question, steps, label) + lines + ANSWER_WITH_DOCUMENTS),
+    ]
 
 
 def direct_messages(question: str) -> list[BaseMessage]:

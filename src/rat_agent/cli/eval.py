@@ -25,6 +25,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "collection": "python-docs",
         "query_mode": "text",
         "output": "answer",
+        "revision": "plain",
     },
     # how-to questions over third-party documentation (Redis's redis.conf), in Qdrant
     "docs": {"retriever": "qdrant", "collection": "redis-docs"},

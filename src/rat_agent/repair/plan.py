@@ -105,7 +105,7 @@ class Repair:
     def draft(
         self, model: Model, ctx: Context, question: str, write: Callable[[], list[str]]
     ) -> Drafted:
-        goals = self.domain.goals and ctx.output == "steps"  # a plan, not notes for an answer
+        goals = self.domain.goals and ctx.output != "answer"  # a plan, not notes for an answer
         if goals and ctx.draft == "goal":
             goal = self._goal(model, ctx, question)
             if not goal:
