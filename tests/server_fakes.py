@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from fakes import ScriptedModel, current_step, prompt_text
+from fakes import ScriptedModel, current_step, prompt_text, revision
 from langchain_core.messages import BaseMessage
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
@@ -54,7 +54,8 @@ def draft_for(question: str, steps: int = STEPS) -> list[str]:
 def question_model() -> ScriptedModel:
     """Drafts from the question itself, so a step shows which run it belongs to.
 
-    Queries are 'about: <step>' and revisions 'FIXED <step>', as in fakes.plan_model.
+    Queries are 'about: <step>' and revisions 'FIXED <step>' (quoting the first line shown),
+    as in fakes.plan_model.
     """
 
     def respond(kind: str, messages: list[BaseMessage]) -> str:
@@ -64,7 +65,7 @@ def question_model() -> ScriptedModel:
         if kind == "query":
             return f"about: {current_step(messages)}"
         if kind == "revise":
-            return f"FIXED {current_step(messages)}"
+            return revision(messages, f"FIXED {current_step(messages)}")
         if kind == "answer":
             return f"answer to {question_of(messages)}"
         if kind == "thought":  # memory: the checked answer, restated
