@@ -479,7 +479,9 @@ def test_eval_reports_progress_as_lines_when_stderr_is_not_a_terminal(
     assert capsys.readouterr().err.splitlines() == ["evaluated 0/2", "evaluated 2/2"]
     assert rat(*args, "--out", str(out), "--label", "t") == 0
     assert capsys.readouterr().err.splitlines() == ["evaluated 2/2"]  # all cached
-    assert (out / "t.md").exists()
+    report = (out / "t.md").read_text()
+    assert "| method | plans | median steps | median reference steps |" in report
+    assert report.splitlines()[-1].startswith("| cot | 2 | ")  # each plan against the planner's
 
 
 def test_eval_only_runs_those_tasks_under_the_whole_runs_keys(

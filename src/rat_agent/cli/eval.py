@@ -238,6 +238,14 @@ def eval_command(args: argparse.Namespace) -> int:
             f"\n\n{method}: each value against {first}, task by task\n\n"
             f"{runner.paired(arms, f'{method} {first}', score_name)}"
         )
+    if args.benchmark == "minecraft":
+        from rat_agent.eval import plans
+
+        markdown += (
+            "\n\nPlan length against the reference planner's plan for the same task, and "
+            "the steps an executable plan can do without (rat_agent.eval.plans)\n\n"
+            f"{plans.table(results)}"
+        )
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{name}.jsonl").write_text("".join(json.dumps(asdict(r)) + "\n" for r in results))
     command = (

@@ -743,11 +743,37 @@ def resolve_item(name: str) -> str:
 def check_plan(goal: str, plan_text: str) -> PlanCheck:
     """Run the plan's steps from an empty inventory; executable if all run and the goal
     item is in the inventory at the end."""
-    world = game_world()
-    goal_id = resolve_item(goal)
     steps = parse_steps(plan_text)
     if not steps:
         return PlanCheck(False, None, "no STEP lines found in the plan")
+    return _check_steps(resolve_item(goal), steps)
+
+
+def needless_steps(goal: str, plan_text: str) -> list[int] | None:
+    """The 1-based numbers of the acting steps an executable plan can do without (None for
+    a plan that is not executable): from the last step back, a step goes when the plan
+    without it, and without those already gone, still reaches the goal. What such a step
+    makes, the plan never uses: a second batch of planks, a pickaxe never swung. Notes act
+    on nothing and are not counted."""
+    world = game_world()
+    goal_id = resolve_item(goal)
+    steps = parse_steps(plan_text)
+    if not steps or not _check_steps(goal_id, steps).executable:
+        return None
+    kept = list(range(len(steps)))
+    gone: list[int] = []
+    for n in reversed(range(len(steps))):
+        if is_note(steps[n], split_clauses(world, steps[n])):
+            continue
+        trial = [i for i in kept if i != n]
+        if _check_steps(goal_id, [steps[i] for i in trial]).executable:
+            kept = trial
+            gone.append(n + 1)
+    return sorted(gone)
+
+
+def _check_steps(goal_id: str, steps: Sequence[str]) -> PlanCheck:
+    world = game_world()
     sim = _Sim(world)
     for number, step in enumerate(steps, start=1):
         clauses = split_clauses(world, step)
