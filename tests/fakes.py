@@ -191,3 +191,33 @@ def slow_tagged_model(temperature: float = 0.0) -> ScriptedModel:
         return text
 
     return ScriptedModel(respond=respond, calls=[])
+
+
+class AgentModel(BaseChatModel):
+    """A chat model that can call tools: `respond(tools, messages)` gets the names of the
+    tools bound to this call (none: it must answer) and returns the reply; records calls."""
+
+    respond: Callable[[list[str], list[BaseMessage]], AIMessage]
+    calls: list[tuple[list[str], list[BaseMessage]]] = Field(default_factory=list)
+    tags_seen: list[list[str]] = Field(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted-agent"
+
+    def bind_tools(self, tools: Any, *, tool_choice: Any = None, **kwargs: Any) -> Any:
+        from langchain_core.utils.function_calling import convert_to_openai_tool
+
+        return self.bind(tools=[convert_to_openai_tool(t)["function"]["name"] for t in tools])
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        tools = list(kwargs.get("tools") or [])
+        self.calls.append((tools, messages))
+        self.tags_seen.append(list(run_manager.tags if run_manager else []))
+        return ChatResult(generations=[ChatGeneration(message=self.respond(tools, messages))])

@@ -264,3 +264,83 @@ def test_a_runs_first_call_on_a_slot_does_not_reuse_another_runs_cache(
     ]
     fresh_run = [(1, False), (0, False), (0, True)]
     assert calls == fresh_run * 2 + [(1, True), (0, True), (0, True)]  # "a" again: its own
+
+
+def _tool_reply(request: Request) -> Response:
+    """llama.cpp's reply when the model calls a tool: OpenAI's shape, arguments as text."""
+    body = request.get_json()
+    calls = [
+        {
+            "id": "t1",
+            "type": "function",
+            "function": {"name": "search", "arguments": '{"query": "maxmemory"}'},
+        },
+        {"id": "t2", "type": "function", "function": {"name": "search", "arguments": "not json"}},
+    ]
+    if body.get("stream"):
+        events = [
+            {
+                "id": "c1",
+                "choices": [
+                    {
+                        "delta": {
+                            "tool_calls": [
+                                {
+                                    "index": 0,
+                                    **calls[0],
+                                    "function": {"name": "search", "arguments": '{"query": '},
+                                }
+                            ]
+                        }
+                    }
+                ],
+            },
+            {
+                "id": "c1",
+                "choices": [
+                    {
+                        "delta": {
+                            "tool_calls": [{"index": 0, "function": {"arguments": '"maxmemory"}'}}]
+                        }
+                    }
+                ],
+            },
+            {"id": "c1", "choices": [{"delta": {}, "finish_reason": "tool_calls"}]},
+        ]
+        text = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
+        return Response(text, content_type="text/event-stream")
+    message = {"role": "assistant", "content": None, "tool_calls": calls}
+    reply = {
+        "id": "c1",
+        "model": "local",
+        "choices": [{"message": message, "finish_reason": "tool_calls"}],
+    }
+    return Response(json.dumps(reply), content_type="application/json")
+
+
+def test_bound_tools_go_in_the_body_and_the_calls_come_back(httpserver: HTTPServer) -> None:
+    httpserver.expect_request("/v1/chat/completions").respond_with_handler(_tool_reply)
+
+    def search(query: str) -> str:
+        """Search the documents."""
+        return query
+
+    bound = _model(httpserver).bind_tools([search], tool_choice="auto")
+    reply = bound.invoke("How do I cap memory?")
+
+    body = httpserver.log[0][0].get_json()
+    assert body["tool_choice"] == "auto"
+    assert [t["function"]["name"] for t in body["tools"]] == ["search"]
+    assert body["tools"][0]["function"]["parameters"]["required"] == ["query"]
+    assert reply.tool_calls == [
+        {"name": "search", "args": {"query": "maxmemory"}, "id": "t1", "type": "tool_call"}
+    ]
+    assert [(c["name"], c["args"]) for c in reply.invalid_tool_calls] == [("search", "not json")]
+
+    chunks = list(bound.stream("How do I cap memory?"))
+    whole = chunks[0]
+    for chunk in chunks[1:]:
+        whole += chunk
+    assert whole.tool_calls == [
+        {"name": "search", "args": {"query": "maxmemory"}, "id": "t1", "type": "tool_call"}
+    ]

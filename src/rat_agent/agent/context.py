@@ -13,7 +13,9 @@ QueryMode = Literal["llm", "text"]
 ReviseScope = Literal["step", "prefix"]
 Output = Literal["auto", "steps", "answer"]
 MinecraftSource = Literal["offline", "wiki", "auto"]
-Method = Literal["rat", "rat_noncausal", "rat_official_layout", "cot_rag", "rag", "cot", "direct"]
+Method = Literal[
+    "rat", "rat_noncausal", "rat_official_layout", "cot_rag", "rag", "cot", "direct", "react"
+]
 MemoryFrom = Literal["both", "steps", "answer"]
 Evidence = Literal["passages", "documents"]
 Revision = Literal["auto", "grounded", "plain"]
@@ -35,6 +37,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "memory_k": (0, 20),
     "memory_min_score": (0.0, 1.0),
     "memory_novelty": (0.0, 1.0),
+    "max_calls": (1, 64),
 }
 
 
@@ -55,7 +58,15 @@ class Context:
             "(one retrieval with the task, then answer), 'cot_rag' (one retrieval with the "
             "whole draft, one revision), 'rat_noncausal' (queries from the unrevised draft); "
             "'rat_official_layout' (RAT prompted as the official code: documents first, "
-            "whole answer rewritten each step)."
+            "whole answer rewritten each step); 'react' (the tool-calling agent a LangGraph "
+            "user would build instead, with the retriever as its one tool; see max_calls)."
+        },
+    )
+    max_calls: int = field(
+        default=16,
+        metadata={
+            "description": "Method 'react': the most model calls the agent makes (1-64); "
+            "the last is made without the tool, so the agent answers."
         },
     )
     model: str = field(

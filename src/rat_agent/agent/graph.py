@@ -21,7 +21,8 @@ them. The loop still moves strictly forward over the plan.
 The context's `method` turns the same graph into each of the paper's baselines: direct
 (START -> direct), cot (draft_cot -> END), rag (START -> retrieve_once -> answer_once),
 cot_rag (draft_cot -> retrieve_once -> answer_once), rat_noncausal and rat_official_layout
-(the loop above, with queries from the draft / the official prompts). Where the run writes
+(the loop above, with queries from the draft / the official prompts); react (START -> react:
+the tool-calling agent a user would build instead, react.py). Where the run writes
 an answer (`output`), every method that makes steps ends in write_answer. With memory=true,
 retrieve also reads the thought memory, and every method that retrieves ends in remember
 (Thought-Retriever).
@@ -43,12 +44,14 @@ from langgraph.types import RetryPolicy
 from rat_agent.agent.baselines import answer_once, direct, retrieve_once, retrieve_once_failed
 from rat_agent.agent.context import Context
 from rat_agent.agent.nodes import RatNodes, context_of, has_next_step
+from rat_agent.agent.react import react
 from rat_agent.agent.remember import remember
 from rat_agent.agent.state import (
     ANSWER_ONCE,
     APPEND_NEXT,
     DIRECT,
     DRAFT_COT,
+    REACT,
     REMEMBER,
     RETRIEVE,
     RETRIEVE_ONCE,
@@ -93,7 +96,7 @@ AfterAnswer = Literal["remember", "__end__"]
 AfterSteps = Literal["write_answer", AfterAnswer]
 AfterStep = Literal["to_query", AfterSteps]
 AfterDraft = Literal["review_draft", "to_query", "retrieve_once", AfterSteps]
-Start = Literal["direct", "retrieve_once", "draft_cot"]
+Start = Literal["direct", "retrieve_once", "draft_cot", "react"]
 
 
 def route_start(state: State, runtime: Runtime[Context]) -> Start:
@@ -101,6 +104,8 @@ def route_start(state: State, runtime: Runtime[Context]) -> Start:
     method = context_of(runtime).method
     if method == "direct":
         return DIRECT
+    if method == "react":
+        return REACT
     return RETRIEVE_ONCE if method == "rag" else DRAFT_COT
 
 
@@ -179,6 +184,7 @@ def build_graph(
         error_handler=retrieve_once_failed,
     )
     builder.add_node(ANSWER_ONCE, partial(answer_once, nodes), retry_policy=MODEL_RETRY)
+    builder.add_node(REACT, partial(react, nodes), retry_policy=MODEL_RETRY)
 
     builder.add_conditional_edges(START, route_start)
     # Routers bound to the nodes name their targets (LangGraph cannot read a partial's hints)
@@ -193,6 +199,7 @@ def build_graph(
     builder.add_edge(DIRECT, END)
     builder.add_edge(RETRIEVE_ONCE, ANSWER_ONCE)
     builder.add_conditional_edges(ANSWER_ONCE, partial(after_once, nodes), _targets(AfterSteps))
+    builder.add_conditional_edges(REACT, after_answer, _targets(AfterAnswer))
     return builder.compile(checkpointer=checkpointer, name="rat")
 
 

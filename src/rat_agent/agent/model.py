@@ -7,6 +7,8 @@ anything else is `ModelError`, which the graph's retry policy retries.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
@@ -27,6 +29,7 @@ Call = Literal[
     "direct",
     "rag",
     "revise_all",
+    "react",
 ]
 
 
@@ -37,22 +40,29 @@ def ask(
     schema: dict[str, Any] | None = None,
 ) -> str:
     """The reply's text; with `schema`, the server is asked to enforce that JSON."""
-    try:
+    with typed_errors():
         config: RunnableConfig = {"tags": [f"rat:{call}"]}
         reply = model.invoke(messages, config, **schema_options(model, schema))
+    content = reply.content
+    if isinstance(content, list):  # providers that return content blocks
+        content = "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content)
+    return str(content)
+
+
+@contextmanager
+def typed_errors() -> Iterator[None]:
+    """Any provider's error inside, as one typed error; the project's own pass through."""
+    try:
+        yield
     except RatError:
         raise
-    except Exception as exc:  # any provider's error becomes one typed error
+    except Exception as exc:
         status = _status(exc)
         if status is not None and 400 <= status < 500 and status not in (408, 429):
             raise RequestRejected(
                 f"the model provider rejected the request (HTTP {status}): {_first_line(exc)}"
             ) from exc
         raise ModelError(f"model call failed: {type(exc).__name__}: {_first_line(exc)}") from exc
-    content = reply.content
-    if isinstance(content, list):  # providers that return content blocks
-        content = "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content)
-    return str(content)
 
 
 def schema_options(model: BaseChatModel, schema: dict[str, Any] | None) -> dict[str, Any]:

@@ -60,7 +60,8 @@ class RatNodes:
 
     context = staticmethod(context_of)
 
-    def _model(self, ctx: Context) -> BaseChatModel:
+    def model(self, ctx: Context) -> BaseChatModel:
+        """The run's chat model: the one passed to build_graph, else the context's."""
         if self.llm is not None:
             return self.llm
         from rat_agent.providers.chat import (
@@ -77,7 +78,7 @@ class RatNodes:
         schema: dict[str, Any] | None = None,
     ) -> str:
         """One model call, tagged "rat:<call>"; with `schema`, the server enforces that JSON."""
-        return ask(self._model(ctx), call, messages, schema)
+        return ask(self.model(ctx), call, messages, schema)
 
     def constrained(self, ctx: Context) -> bool:
         """Whether grounded revisions reply in schema-enforced JSON (reply_format)."""

@@ -92,6 +92,14 @@ REVISE_ALL = (
     "line, each starting with 'STEP <number>:'."
 )
 
+# The tool-calling agent (method 'react'): the same system message and task as every
+# method, the retriever as a tool, and an answer in the same form as DIRECT's.
+REACT = (
+    "Search the documents with the search tool for the facts the task needs, as often as it "
+    "helps, then answer the task. Reply with the answer only."
+)
+SEARCH_TOOL = "Search the knowledge source; returns the passages closest to the query."
+
 ANSWER = (
     "Write the complete final response to the task, following the steps above. "
     "Reply with the response only."
@@ -281,6 +289,15 @@ def answer_messages(
 
 def direct_messages(question: str) -> list[BaseMessage]:
     return [SystemMessage(SYSTEM), HumanMessage(_head(question, []) + DIRECT)]
+
+
+def react_messages(question: str) -> list[BaseMessage]:
+    return [SystemMessage(SYSTEM), HumanMessage(_head(question, []) + REACT)]
+
+
+def documents_text(documents: Sequence[dict[str, str]], doc_chars: int) -> str:
+    """Retrieved documents as every prompt shows them: delimited data, passages labelled."""
+    return _documents(documents, doc_chars).strip()
 
 
 def rag_messages(

@@ -21,6 +21,7 @@ REMEMBER: Final = "remember"
 DIRECT: Final = "direct"
 RETRIEVE_ONCE: Final = "retrieve_once"
 ANSWER_ONCE: Final = "answer_once"
+REACT: Final = "react"
 
 # inserted: a prerequisite plan repair added (then checked like any step); dropped: the
 # revision found the task does not need the step (`note` says why).

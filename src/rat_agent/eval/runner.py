@@ -412,4 +412,5 @@ ALL_METHODS: tuple[Method, ...] = (
     "rat_noncausal",
     "rat",
     "rat_official_layout",
+    "react",
 )

@@ -17,8 +17,8 @@ import ssl
 import threading
 import zlib
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
@@ -30,8 +30,13 @@ from langchain_core.messages import (
     convert_to_openai_messages,
 )
 from langchain_core.messages.ai import UsageMetadata
+from langchain_core.messages.tool import ToolCall, ToolCallChunk, invalid_tool_call, tool_call
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.runnables import Runnable
 from pydantic import Field, PrivateAttr, SecretStr
+
+if TYPE_CHECKING:
+    from langchain_core.tools import BaseTool
 
 _SEEN_RUNS = 1024  # runs remembered per model; one forgotten gets a fresh prefill, no more
 
@@ -110,6 +115,22 @@ class LocalChat(BaseChatModel):
     @property
     def _llm_type(self) -> str:
         return "rat-local"
+
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
+        *,
+        tool_choice: str | None = None,
+        **kwargs: Any,
+    ) -> Runnable[Any, AIMessage]:
+        """Tools in OpenAI's request shape: llama.cpp's server renders them with the model's
+        own chat template and parses the calls it writes back (`--jinja`, on by default)."""
+        from langchain_core.utils.function_calling import convert_to_openai_tool  # only agents
+
+        body: dict[str, Any] = {"tools": [convert_to_openai_tool(t) for t in tools], **kwargs}
+        if tool_choice is not None:
+            body["tool_choice"] = tool_choice
+        return self.bind(**body)
 
     @property
     def _identifying_params(self) -> dict[str, Any]:
@@ -278,13 +299,35 @@ def _usage(usage: dict[str, Any] | None) -> UsageMetadata | None:
 def _result(data: dict[str, Any]) -> ChatResult:
     choice = data["choices"][0]
     metadata = {"finish_reason": choice.get("finish_reason"), "model_name": data.get("model")}
+    calls, invalid = _tool_calls(choice["message"].get("tool_calls") or [])
     message = AIMessage(
         content=choice["message"].get("content") or "",
         id=data.get("id"),
         usage_metadata=_usage(data.get("usage")),
         response_metadata=metadata,
+        tool_calls=calls,
+        invalid_tool_calls=invalid,
     )
     return ChatResult(generations=[ChatGeneration(message=message, generation_info=metadata)])
+
+
+def _tool_calls(raw: list[dict[str, Any]]) -> tuple[list[ToolCall], list[Any]]:
+    """The server's tool calls; one whose arguments are not a JSON object is kept as
+    invalid, as LangChain's OpenAI client does, so the agent can tell the model."""
+    calls: list[ToolCall] = []
+    invalid: list[Any] = []
+    for item in raw:
+        function = item.get("function") or {}
+        name, arguments = function.get("name") or "", function.get("arguments") or "{}"
+        try:
+            args = json.loads(arguments)
+        except ValueError:
+            args = None
+        if isinstance(args, dict) and name:
+            calls.append(tool_call(name=name, args=args, id=item.get("id")))
+        else:
+            invalid.append(invalid_tool_call(name=name, args=arguments, id=item.get("id")))
+    return calls, invalid
 
 
 def _chunk(line: str) -> ChatGenerationChunk | None:
@@ -298,17 +341,32 @@ def _chunk(line: str) -> ChatGenerationChunk | None:
     choices = data.get("choices") or []
     text = ""
     metadata: dict[str, Any] = {}
+    calls: list[ToolCallChunk] = []
     if choices:
-        text = (choices[0].get("delta") or {}).get("content") or ""
+        delta = choices[0].get("delta") or {}
+        text = delta.get("content") or ""
+        calls = [
+            ToolCallChunk(
+                name=(item.get("function") or {}).get("name"),
+                args=(item.get("function") or {}).get("arguments"),
+                id=item.get("id"),
+                index=item.get("index"),
+            )
+            for item in delta.get("tool_calls") or []
+        ]
         if choices[0].get("finish_reason"):
             metadata = {
                 "finish_reason": choices[0]["finish_reason"],
                 "model_name": data.get("model"),
             }
     usage = _usage(data.get("usage"))
-    if not text and not metadata and usage is None:
+    if not text and not calls and not metadata and usage is None:
         return None
     message = AIMessageChunk(
-        content=text, id=data.get("id"), usage_metadata=usage, response_metadata=metadata
+        content=text,
+        id=data.get("id"),
+        usage_metadata=usage,
+        response_metadata=metadata,
+        tool_call_chunks=calls,
     )
     return ChatGenerationChunk(message=message, generation_info=metadata or None)
