@@ -6,6 +6,7 @@ import pytest
 
 from rat_agent.agent.state import Step
 from rat_agent.minecraft.ledger import ledger, makes_goal, missing
+from rat_agent.minecraft import quotes
 from rat_agent.minecraft.names import item
 
 
@@ -527,6 +528,16 @@ def test_a_tool_or_place_the_quote_does_not_name_leaves_the_step() -> None:
         == "Smelt 3 iron ingots from raw iron in a furnace."
     )
     assert without_unnamed_tools(kept, "") == kept  # no quote: nothing to judge by
+    # the quote names the product, but the step cannot happen in what it makes
+    table = "Crafting: 4 Oak Planks gives 1 Crafting Table (2x2). " + quotes.NO_TABLE
+    for place in ("in a crafting table", "using the Crafting Table", "with a crafting table"):
+        assert (
+            without_unnamed_tools(f"Craft 1 crafting table from 4 oak planks {place}.", table)
+            == "Craft 1 crafting table from 4 oak planks."
+        )
+    furnace = "Crafting: 8 Cobblestone gives 1 Furnace (3x3). " + quotes.NEEDS_TABLE
+    needed = "Craft 1 furnace from 8 cobblestone in a crafting table."
+    assert without_unnamed_tools(needed, furnace) == needed  # a table it needs stays
     assert without_unnamed_tools("Chop a tree with an axe.", smelt) == "Chop a tree with an axe."
 
 

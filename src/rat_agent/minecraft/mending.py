@@ -271,20 +271,25 @@ _ROLE = re.compile(r"\s+as\s+.*$")  # "oak planks as fuel" -> "oak planks"
 def without_unnamed_tools(step: str, fact: str) -> str:
     """A recipe step without the tools and places its quote does not name ("Craft 1
     sandstone from 4 sand using a wooden pickaxe" against "4 Sand gives 1 Sandstone ... no
-    Crafting Table needed" -> "Craft 1 sandstone from 4 sand."): the 1.5B model takes a
-    tool from another line of the page, and whoever follows the plan reads it as an
-    ingredient. Such a need is never inserted (`grounded`); this takes it out of the text
-    too. Left as it is with no quote, or off the recipe template."""
+    Crafting Table needed" -> "Craft 1 sandstone from 4 sand."): the model takes a tool
+    from another line of the page, and whoever follows the plan reads it as an ingredient.
+    Such a need is never inserted (`grounded`); this takes it out of the text too. Nor is
+    a step done in or with what it makes ("Craft 1 crafting table from 4 oak planks in a
+    crafting table"): the quote names the product, but no player has one yet. Left as it
+    is with no quote, or off the recipe template."""
     found = recipe_of(step)
     if found is None or not fact or not found["tool"]:
         return step
+    made = product(step)
     tool = found["tool"]
     marks = [m.start() for m in TOOL_MARK.finditer(tool)] + [len(tool)]
     kept = []
     for start, end in itertools.pairwise(marks):
         segment = tool[start:end]
         named = ASIDE.sub(" ", _ROLE.sub("", TOOL_MARK.sub("", segment, count=1))).strip(" .,")
-        if not words_of(named) or grounded([named], fact):
+        if not words_of(named) or (
+            grounded([named], fact) and not is_product(item(named), made)
+        ):
             kept.append(segment.strip())
     rest = f" {' '.join(kept)}".rstrip(" .,") if kept else ""
     return f"{step.strip().rstrip('.')[: found.start('tool')]}{rest}."
