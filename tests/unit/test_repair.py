@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from rat_agent.agent.state import Step
-from rat_agent.minecraft.ledger import ledger, makes_goal, missing
 from rat_agent.minecraft import quotes
+from rat_agent.minecraft.ledger import ledger, makes_goal, missing
 from rat_agent.minecraft.names import item
 
 

@@ -287,9 +287,7 @@ def without_unnamed_tools(step: str, fact: str) -> str:
     for start, end in itertools.pairwise(marks):
         segment = tool[start:end]
         named = ASIDE.sub(" ", _ROLE.sub("", TOOL_MARK.sub("", segment, count=1))).strip(" .,")
-        if not words_of(named) or (
-            grounded([named], fact) and not is_product(item(named), made)
-        ):
+        if not words_of(named) or (grounded([named], fact) and not is_product(item(named), made)):
             kept.append(segment.strip())
     rest = f" {' '.join(kept)}".rstrip(" .,") if kept else ""
     return f"{step.strip().rstrip('.')[: found.start('tool')]}{rest}."
