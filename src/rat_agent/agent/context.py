@@ -20,7 +20,7 @@ MemoryFrom = Literal["both", "steps", "answer"]
 Evidence = Literal["passages", "documents"]
 Revision = Literal["auto", "grounded", "plain"]
 ReplyFormat = Literal["auto", "json", "text"]
-Draft = Literal["cot", "goal"]
+Draft = Literal["cot", "answer", "goal"]
 REPAIRS = ("auto", "off", "general", "minecraft")
 
 ENV_PREFIX = "RAT_"
@@ -242,7 +242,10 @@ class Context:
     draft: Draft = field(
         default="cot",
         metadata={
-            "description": "'cot' drafts a chain of thought, as the paper does; 'goal' (plan "
+            "description": "'cot' drafts a chain of thought, as the paper does; 'answer' "
+            "drafts the reply the model gives when asked directly, the paper's 'draft response "
+            "itself': its paragraphs, list items and code blocks are the steps, and the answer "
+            "is that reply with each part revised (output 'auto'); 'goal' (plan "
             "repair 'minecraft') asks only what the task asks for and drafts one step that "
             "gets it, so plan repair writes the steps before it from the sources (for a "
             "model whose own drafts are mostly invented)."

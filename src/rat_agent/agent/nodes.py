@@ -23,12 +23,12 @@ from langgraph.errors import NodeError
 from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 
-from rat_agent.agent import parsing, prompts
+from rat_agent.agent import code, layout, parsing, prompts
 from rat_agent.agent.context import Context
 from rat_agent.agent.extension import Drafted, Lookup, PlanRepair, domain_of, repair_for
 from rat_agent.agent.model import Call, ask
 from rat_agent.agent.remember import check_memory, recall
-from rat_agent.agent.state import REVISE_STEP, Source, SourceKind, State, Step
+from rat_agent.agent.state import REVISE_STEP, Source, SourceKind, State, Step, StepStatus
 from rat_agent.errors import ConfigError, RatError, RetrievalError, UnusableReply
 from rat_agent.retrieval import check_retriever, get_retriever
 from rat_agent.text import shorten
@@ -96,9 +96,12 @@ class RatNodes:
 
     def writes_answer(self, ctx: Context) -> bool:
         """Whether a final call writes the response (`output`): "auto" keeps the steps as
-        the answer where plans are checked step by step, and writes one elsewhere."""
+        the answer where plans are checked step by step, and the model's own answer, its
+        parts revised, where that is the draft; it writes one elsewhere."""
         if ctx.output != "auto":
             return ctx.output == "answer"
+        if ctx.draft == "answer":
+            return False
         return self._domain(ctx) != "minecraft" and ctx.repair in ("auto", "off")
 
     def _domain(self, ctx: Context) -> str:
@@ -123,7 +126,18 @@ class RatNodes:
         check_sources(self, ctx)
         question = question_of(state)
 
+        own: list[str] = []  # draft "answer": the reply the parts are put back into
+
         def write() -> list[str]:
+            if ctx.draft == "answer":
+                reply = self.ask(ctx, "draft", prompts.direct_messages(question))
+                own.append(parsing.strip_thinking(reply).strip())
+                drafts = [p.text(own[0]) for p in layout.parts(own[0], ctx.max_steps)]
+                if not drafts:
+                    raise UnusableReply(
+                        "the model returned an empty draft; try again or use another model"
+                    )
+                return drafts
             reply = self.ask(ctx, "draft", prompts.draft_messages(question, ctx.max_steps))
             steps = parsing.drop_repeats(parsing.split_steps(reply))
             drafts = parsing.merge_tail(
@@ -138,8 +152,9 @@ class RatNodes:
         repair = self.repair(ctx)
         drafted = repair.draft(self, ctx, question, write) if repair else Drafted(write())
         runtime.stream_writer({"event": "draft", "drafts": drafted.drafts, "reviewed": False})
+        reply = own[0] if own and repair is None else ""
         # method "cot" stops here: the draft is the answer
-        answer = parsing.format_steps(drafted.drafts) if ctx.method == "cot" else ""
+        answer = (reply or parsing.format_steps(drafted.drafts)) if ctx.method == "cot" else ""
         return start_run(
             question,
             ctx,
@@ -148,6 +163,7 @@ class RatNodes:
             meta=list(drafted.meta),
             index=0,
             answer=answer,
+            draft_reply=reply,
         )
 
     def review_draft(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -272,6 +288,8 @@ class RatNodes:
                 return insert
         elif not documents:
             step["note"] = step["note"] or "no documents retrieved"
+        elif ctx.quotes_each_step() and (parts := _parts(state, ctx)) and parts[i].code:
+            self._revise_code(state, ctx, step)
         elif ctx.quotes_each_step():
             self._revise_grounded(state, ctx, step)
         else:
@@ -288,7 +306,7 @@ class RatNodes:
                 "revision": step,
             }
         )
-        update = {"steps": new_steps, "answer": parsing.format_steps(_revised(new_steps))}
+        update = {"steps": new_steps, "answer": _answer(state, ctx, new_steps)}
         if repair is not None and i + 1 == len(state["drafts"]):  # the last step
             update |= repair.finish(state, runtime, new_steps)
         return update
@@ -311,10 +329,14 @@ class RatNodes:
         quotable = prompts.facts(documents, doc_chars(ctx))
         schema = prompts.revision_schema(quotable) if as_json else None
         found = parsing.parse_revision(self.ask(ctx, "revise", messages, schema), number)
+        made_up = parsing.invented(found.step, state["question"], step["revised"], *quotable)
         if not found.fact or not parsing.quotes(found.fact, quotable):
             step["note"] = "no passage bears on it; the draft was kept"
         elif found.drop is not None or not parsing.says_something(found.step):
             step["note"] = "the model's revision was empty; the draft was kept"
+        elif made_up:
+            step["note"] = f"the revision named {', '.join(made_up)}, which no passage shown "
+            step["note"] += "gives; the draft was kept"
         else:
             changed = parsing.normalize(found.step) != parsing.normalize(step["revised"])
             step.update(
@@ -324,6 +346,33 @@ class RatNodes:
                     "status": "revised" if changed else "unchanged",
                 }
             )
+
+    def _revise_code(self, state: State, ctx: Context, step: Step) -> None:
+        """A step that is a block of code, revised as a grounded step is: it changes only
+        where a quoted line shows a mistake, and only into code that still reads as the
+        draft's language and defines what the draft defined."""
+        documents = state.get("documents", [])
+        as_json = self.constrained(ctx)
+        messages = prompts.grounded_messages(
+            state["question"],
+            step["revised"],
+            len(_revised(state["steps"])) + 1,
+            documents,
+            doc_chars=doc_chars(ctx),
+            instruction=prompts.REVISE_CODE_JSON if as_json else prompts.REVISE_CODE,
+        )
+        quotable = prompts.facts(documents, doc_chars(ctx))
+        schema = prompts.code_schema(quotable) if as_json else None
+        found = parsing.parse_code_revision(self.ask(ctx, "revise", messages, schema))
+        revised = code.rewrap(step["revised"], found.step)
+        if not found.fact or not parsing.quotes(found.fact, quotable):
+            step["note"] = "no passage shows a mistake in it; the draft was kept"
+        elif revised is None or (why := code.unlike(step["revised"], revised)):
+            step["note"] = f"the revised code {why or 'was empty'}; the draft was kept"
+        else:
+            changed = revised.strip() != step["revised"].strip()  # in code, marks matter
+            status: StepStatus = "revised" if changed else "unchanged"
+            step.update({"revised": revised, "fact": found.fact, "status": status})
 
     def _revise_free(self, state: State, ctx: Context, step: Step, steps: list[Step]) -> None:
         """Fills `step` from the paper's free-text revision (and, with the prefix scope,
@@ -401,6 +450,26 @@ class RatNodes:
         return {"answer": answer or parsing.format_steps(steps)}
 
 
+def _parts(state: State, ctx: Context) -> list[layout.Part] | None:
+    """The parts of the model's own answer the draft steps are (draft "answer"); None where
+    the steps are not those parts (another draft, or a person edited them)."""
+    reply = state.get("draft_reply", "")
+    if not reply:
+        return None
+    found = layout.parts(reply, ctx.max_steps)
+    return found if [p.text(reply) for p in found] == state["drafts"] else None
+
+
+def _answer(state: State, ctx: Context, steps: Sequence[Step]) -> str:
+    """The answer so far: the model's own answer with its parts revised (draft "answer"),
+    else the revised steps."""
+    parts = _parts(state, ctx)
+    if parts is None:
+        return parsing.format_steps(_revised(steps))
+    texts = [s["revised"] for s in steps] + state["drafts"][len(steps) :]
+    return layout.assemble(state["draft_reply"], parts, texts)
+
+
 def focus(ctx: Context, documents: list[dict[str, str]], targets: list[str]) -> Evidence:
     """What the model reads of the retrieved documents (context field `evidence`), and how
     well their best passage supports the step (scored only when min_support asks)."""
@@ -456,6 +525,7 @@ def start_run(question: str, ctx: Context, **values: Any) -> dict[str, Any]:
         "steps": [],
         "settings": asdict(ctx),
         "thoughts": [],
+        "draft_reply": "",
         **values,
     }
 

@@ -278,6 +278,36 @@ def normalize(text: str) -> str:
     return " ".join(re.findall(r"[^\W_]+", text.lower()))
 
 
+# Names a reader would copy: settings, functions, paths, versions ("tcp_keepalive",
+# "/etc/redis.conf", "v2.1", "str.split"); and anything set in code marks.
+_TOKEN = re.compile(r"[\w][\w./\\:-]*[\w]|\w")
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+_AMOUNT = re.compile(r"^\d+(?:[a-z]{1,3})?$")  # "2gb", "300", "10ms": amounts, said many ways
+
+
+def _specific(token: str) -> bool:
+    if _AMOUNT.match(token):
+        return False
+    return any(ch in token for ch in "_/\\.:") or (
+        any(ch.isdigit() for ch in token) and any(ch.isalpha() for ch in token)
+    )
+
+
+def invented(revised: str, *known: str) -> list[str]:
+    """The specific names a revision gives that none of `known` (the task, the draft step,
+    the passages shown) contains: a name the model made up, which a reader would copy."""
+    vocabulary = {t.lower().strip(".:") for text in known for t in _TOKEN.findall(text)}
+    named = [t for t in _TOKEN.findall(revised) if _specific(t.strip(".:"))]
+    for span in _CODE_SPAN.findall(revised):
+        named += [t for t in _TOKEN.findall(span) if not _AMOUNT.match(t)]
+    found = []
+    for token in named:
+        key = token.lower().strip(".:")
+        if key and key not in vocabulary and key not in found:
+            found.append(key)
+    return found
+
+
 def format_steps(steps: list[str]) -> str:
     return "\n".join(f"STEP {n}: {text}" for n, text in enumerate(steps, 1))
 
@@ -476,3 +506,28 @@ def _needs(value: object) -> list[str]:
         if item.lower() not in (n.lower() for n in needs):
             needs.append(item)
     return needs[:MAX_NEEDS]
+
+
+# --- a code step's revision: FACT / CODE ---------------------------------------------------
+
+_CODE_BODY = re.compile(r"```[^\n]*\n(.*?)(?:\n\s*```|\Z)", re.DOTALL)
+
+
+def parse_code_revision(reply: str) -> Revision:
+    """A code step's revision, as JSON or as FACT:/CODE: with a fenced block: the quoted
+    line and the code without its fences ("" where the reply gives none)."""
+    text = strip_thinking(reply).strip()
+    fields = _json_fields(text) if text.startswith("{") else None
+    if fields is not None:
+        code = fields.get("code")
+        body = code if isinstance(code, str) else ""
+        fenced = _CODE_BODY.search(body)
+        return Revision(fenced.group(1) if fenced else body, _fact(fields.get("fact")))
+    fact = ""
+    for line in text.splitlines():
+        match = _FIELD.match(line)
+        if match and match.group(1).lower() == "fact":
+            fact = _fact(match.group(2))
+            break
+    fenced = _CODE_BODY.search(text)
+    return Revision(fenced.group(1) if fenced else "", fact)

@@ -73,6 +73,21 @@ REVISE_GROUNDED_JSON = (
     'X, set x-mode to full.", reply {"fact": "2a. To turn on X, set x-mode to full.", '
     '"step": "Turn on the X feature by setting x-mode to full."}'
 )
+# A step that is a block of code (draft "answer") is checked the same way; the reply gives
+# the whole block back, changed only where the line it quotes shows the code is wrong.
+REVISE_CODE = (
+    "Check the code of the current step against the documents that follow. Reply in "
+    "exactly this form:\n"
+    "FACT: the one line of the documents, with its label, that shows a mistake in the code, "
+    "copied word for word; or NONE if no line shows one\n"
+    "CODE: the whole code, in one fenced block, with only that mistake corrected"
+)
+REVISE_CODE_JSON = (
+    "Check the code of the current step against the documents that follow. Reply with JSON: "
+    '"fact" is the one line of the documents, with its label, that shows a mistake in the '
+    'code, or "none" if no line shows one; "code" is the whole code with only that mistake '
+    "corrected, or the code as it is."
+)
 GROUNDED_REMINDER = "Reply as instructed above, for the current step only."
 
 REVISE_PREFIX = (
@@ -196,6 +211,16 @@ def revision_schema(
         "type": "object",
         "properties": properties,
         "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+def code_schema(quotable: Sequence[str]) -> dict[str, Any]:
+    """A code revision's JSON: a line shown (or "none") and the whole code."""
+    return {
+        "type": "object",
+        "properties": {"fact": {"enum": [*quotable, "none"]}, "code": {"type": "string"}},
+        "required": ["fact", "code"],
         "additionalProperties": False,
     }
 

@@ -90,6 +90,7 @@ class State(OutputState, total=False):
     drafts: list[str]  # the draft steps T1..Tn, tail merged to max_steps; repair inserts
     meta: list[DraftMeta]  # plan repair's notes, one per draft step (missing: a plain draft)
     goal: str  # stop_at_goal: what the task asks for, as the model names it
+    draft_reply: str  # draft "answer": the model's own answer, its parts the draft steps
     index: int  # 0-based number of the step being revised
     query: str  # Qi, for the step being revised
     documents: list[dict[str, str]]  # Ri: title, source, content, for the step being revised

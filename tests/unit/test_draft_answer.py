@@ -1,0 +1,179 @@
+"""Draft "answer": the model's own reply is the draft, its parts are the steps, and the
+answer is that reply with each part revised on evidence, and otherwise exactly as written."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from fakes import ListRetriever, ScriptedModel, current_step, prompt_text
+from langchain_core.documents import Document
+from langchain_core.messages import BaseMessage
+
+from rat_agent import build_graph
+from rat_agent.agent import layout, prompts
+from rat_agent.agent.parsing import invented
+
+QUESTION = "How do I make the cache keep at most 2 GB?"
+REPLY = (
+    "To cap the cache, follow these steps:\n\n"
+    "1. Open the configuration file.\n"
+    "2. Set the memory limit to 2 GB.\n"
+    "3. Restart the server.\n\n"
+    "That is all."
+)
+PARTS = [
+    "Open the configuration file.",
+    "Set the memory limit to 2 GB.",
+    "Restart the server.",
+    "That is all.",
+]
+PAGES = [
+    Document(
+        page_content="Set a memory usage limit with cache-max-bytes <bytes>, e.g. 2gb.",
+        metadata={"title": "cache.conf", "source": "/srv/docs/cache.conf"},
+    )
+]
+FACT = "1a. Set a memory usage limit with cache-max-bytes <bytes>, e.g. 2gb."
+
+
+def scripted(revise: Any = None, reply: str = REPLY) -> ScriptedModel:
+    def respond(kind: str, messages: list[BaseMessage]) -> str:
+        if kind in ("draft", "direct"):
+            return reply
+        if kind == "query":
+            return "memory limit setting"
+        if kind == "revise":
+            return str(revise(current_step(messages), messages)) if revise else "FACT: NONE"
+        raise AssertionError(kind)
+
+    return ScriptedModel(respond=respond, calls=[])
+
+
+def run(model: ScriptedModel, **context: Any) -> dict[str, Any]:
+    graph = build_graph(llm=model, retriever=ListRetriever(documents=PAGES))
+    return graph.invoke({"question": QUESTION}, context={"draft": "answer", **context})
+
+
+def test_the_draft_is_the_direct_reply_and_the_answer_is_it_revised_in_place() -> None:
+    def revise(step: str, messages: list[BaseMessage]) -> str:
+        if "memory limit" in step:
+            return f"FACT: {FACT}\nSTEP: Set cache-max-bytes 2gb."
+        return "FACT: NONE\nSTEP: " + step
+
+    model = scripted(revise)
+    result = run(model)
+    # the draft is asked exactly as DIRECT asks: what the model alone would answer
+    assert prompt_text(model.calls[0][1]) == prompt_text(prompts.direct_messages(QUESTION))
+    # 1 + 2n calls for the n parts, and no call to write an answer
+    assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 4
+    assert [s["draft"] for s in result["steps"]] == PARTS
+    assert [s["status"] for s in result["steps"]] == [
+        "not_revised",
+        "revised",
+        "not_revised",
+        "not_revised",
+    ]
+    assert result["steps"][1]["fact"] == FACT[4:]
+    assert result["answer"] == REPLY.replace(
+        "Set the memory limit to 2 GB.", "Set cache-max-bytes 2gb."
+    )
+
+
+def test_with_nothing_that_bears_on_a_part_the_answer_is_the_direct_reply() -> None:
+    direct = build_graph(llm=scripted(), retriever=ListRetriever(documents=PAGES)).invoke(
+        {"question": QUESTION}, context={"method": "direct"}
+    )
+    result = run(scripted())
+    assert result["answer"] == direct["answer"] == REPLY
+    # cot with this draft is DIRECT itself
+    assert run(scripted(), method="cot")["answer"] == REPLY
+
+
+def test_a_revision_that_names_what_no_passage_gives_keeps_the_draft() -> None:
+    def revise(step: str, messages: list[BaseMessage]) -> str:
+        return f"FACT: {FACT}\nSTEP: Set cache_max_memory 2gb in /etc/cache/cache.conf."
+
+    result = run(scripted(revise))
+    assert result["answer"] == REPLY
+    assert "cache_max_memory" in result["steps"][1]["note"]
+    assert {s["status"] for s in result["steps"]} == {"not_revised"}
+
+
+CODE_REPLY = "Here it is:\n\n```python\ndef words(text):\n    return text.split(',')\n```"
+SPLIT_DOC = Document(
+    page_content="str.split(sep=None) splits on runs of whitespace when sep is None.",
+    metadata={"title": "str", "source": "python-docs/str.txt"},
+)
+
+
+@pytest.mark.parametrize(
+    ("code", "kept", "note"),
+    [
+        ("def words(text):\n    return text.split()", False, ""),
+        ("def words(text)\n    return text.split()", True, "does not parse as Python"),
+        ("def other(text):\n    return text.split()", True, "no longer defines words"),
+    ],
+)
+def test_a_code_part_changes_only_into_code_that_still_does_the_job(
+    code: str, kept: bool, note: str
+) -> None:
+    def revise(step: str, messages: list[BaseMessage]) -> str:
+        assert "shows a mistake in the code" in prompt_text(messages)
+        return f"FACT: 1a. {SPLIT_DOC.page_content}\nCODE:\n```python\n{code}\n```"
+
+    model = scripted(revise, reply=CODE_REPLY)
+    graph = build_graph(llm=model, retriever=ListRetriever(documents=[SPLIT_DOC]))
+    result = graph.invoke({"question": "Split words."}, context={"draft": "answer"})
+    step = result["steps"][0]
+    assert step["draft"] == "```python\ndef words(text):\n    return text.split(',')\n```"
+    if kept:
+        assert result["answer"] == CODE_REPLY
+        assert note in step["note"]
+    else:
+        assert result["answer"] == f"Here it is:\n\n```python\n{code}\n```"
+        assert step["status"] == "revised"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        REPLY,
+        "Just one line.",
+        "# Title\n\nA paragraph\nover two lines.\n\n- item one\n- item two\n  more of two\n\n"
+        "```sh\nx=1\n\ny\n```\n",
+        "STEP 1: Do the first.\nSTEP 2: Do the second.",
+        "Intro:\n```\nunclosed\ncode",
+    ],
+)
+def test_parts_put_back_unchanged_give_the_reply(reply: str) -> None:
+    found = layout.parts(reply, 8)
+    assert found
+    assert layout.assemble(reply, found, [p.text(reply) for p in found]) == reply
+
+
+def test_parts_leave_out_markers_headings_and_lead_ins_and_join_past_the_limit() -> None:
+    reply = (
+        "# Title\n\nDo this:\n\n- item one\n- item two\n  more of two\n\n```sh\nx=1\n\ny\n```\nEnd."
+    )
+    assert [p.text(reply) for p in layout.parts(reply, 8)] == [
+        "item one",
+        "item two\n  more of two",
+        "```sh\nx=1\n\ny\n```",
+        "End.",
+    ]
+    assert [p.code for p in layout.parts(reply, 8)] == [False, False, True, False]
+    joined = layout.parts(reply, 2)
+    assert [p.text(reply) for p in joined] == ["item one", reply[reply.index("item two") :]]
+    assert joined[1].code
+
+
+def test_invented_names_are_the_specific_ones_no_text_shown_contains() -> None:
+    shown = "tcp-keepalive 300. If non-zero, use SO_KEEPALIVE. Use include /etc/extra.conf."
+    assert invented("Set tcp_listen_backlog to 1024 in redis.conf.", "redis", shown) == [
+        "tcp_listen_backlog",
+        "redis.conf",
+    ]
+    assert invented("Set `tcp-keepalive 60` and SO_KEEPALIVE.", "", shown) == []
+    assert invented("Raise it to 2gb, then 300 seconds.", "", shown) == []  # amounts
+    assert invented("Add `include /opt/other.conf`.", "", shown) == ["opt/other.conf"]
