@@ -83,6 +83,28 @@ def test_every_method_is_scored_on_a_question(
     pages = ListRetriever(documents=[Document(page_content=line, metadata={"title": "conf"})])
     graph = build_graph(llm=ScriptedModel(respond=respond, calls=[]), retriever=pages)
     case = next(c for c in docs.cases() if c.id == "redis-21")
-    results = run("docs", [case], ["direct", "rat"], score=docs.score, context={}, graph=graph)
+    results = run(
+        "docs",
+        [case],
+        ["direct", "rat"],
+        score=docs.score,
+        context={},
+        graph=graph,
+        grounding=docs.grounded,
+    )
     scores = {r.method: r.score for r in results}
     assert scores == {"direct": 0.0, "rat": 1.0}
+    # maxmemory is named from the task alone; the passage rat cites gives the policy
+    assert {r.method: r.grounded for r in results} == {"direct": 0.0, "rat": 0.5}
+
+
+def test_a_key_is_grounded_when_the_answer_names_it_and_a_cited_passage_gives_it() -> None:
+    case = next(c for c in docs.cases() if c.id == "redis-21")
+    answer = "Set maxmemory 2gb and maxmemory-policy allkeys-lru."
+    passage = "maxmemory <bytes>\nThe maxmemory-policy decides: allkeys-lru evicts any key."
+    assert docs.grounded(case, answer, [passage]) == 1.0
+    # the setting named in the passage, but not in the answer: nothing to ground
+    assert docs.grounded(case, "Set maxmemory 2gb.", [passage]) == 0.5
+    # "maxmemory" inside "maxmemory-policy" is another setting
+    assert docs.grounded(case, answer, ["The maxmemory-policy decides."]) == 0.5
+    assert docs.grounded(case, answer, []) == 0.0  # right from memory

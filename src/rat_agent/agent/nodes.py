@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 SNIPPET_CHARS = 240
+TEXT_CHARS = 2000  # a source keeps this much of what the step was shown
 
 
 def context_of(runtime: Runtime[Context] | None) -> Context:
@@ -602,6 +603,14 @@ def as_dict(doc: Document) -> dict[str, str]:
 
 
 def source_of(doc: dict[str, str]) -> Source:
+    """A retrieved document as a step cites it: a snippet to show, and the text the step was
+    shown, so what a step rests on can be checked (the docs benchmark's grounded keys)."""
     snippet = shorten(doc["content"], SNIPPET_CHARS)
     kind: SourceKind = "thought" if doc.get("kind") == "thought" else "document"
-    return {"title": doc["title"], "source": doc["source"], "snippet": snippet, "kind": kind}
+    return {
+        "title": doc["title"],
+        "source": doc["source"],
+        "snippet": snippet,
+        "kind": kind,
+        "text": doc["content"][:TEXT_CHARS],
+    }

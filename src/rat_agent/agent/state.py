@@ -36,6 +36,7 @@ class Source(TypedDict):
     source: str  # URL or corpus id; "thought:<id>" for a thought from memory
     snippet: str
     kind: SourceKind  # a thought traces back to its documents: `rat memory show ID`
+    text: NotRequired[str]  # what the step was shown of it (its closest passages), cut
 
 
 class Step(TypedDict):

@@ -187,6 +187,11 @@ def eval_command(args: argparse.Namespace) -> int:
     context.update(_settings(args.set))
     variants = _variants(args.vary)
     cases, score = _benchmark(args, context)
+    grounding: runner.Grounding | None = None
+    if args.benchmark == "docs":
+        from rat_agent.eval import docs
+
+        grounding = docs.grounded
     if only := _ids(args.only):
         if unknown := only - {case.id for case in cases}:
             raise ConfigError(f"--only: not among the selected tasks: {', '.join(sorted(unknown))}")
@@ -228,6 +233,7 @@ def eval_command(args: argparse.Namespace) -> int:
                 retry_errors=args.retry_errors,
                 progress=progress,
                 variants=variants,
+                grounding=grounding,
             )
     if not results:
         raise ConfigError("no runs computed yet for these settings")

@@ -91,6 +91,23 @@ def score(case: Case, answer: str) -> Score:
     return Score((len(keys) - len(missing)) / len(keys), None, reason)
 
 
+def grounded(case: Case, answer: str, cited: Sequence[str]) -> float:
+    """The share of the question's keys the answer names and a passage it cites gives: the
+    key's setting, at least, in a cited passage (its value may be the question's own). A
+    right answer from memory names its keys and scores none here."""
+    keys: Sequence[Key] = case.key["keys"]
+    shown = _plain("\n".join(cited))
+    found = 0
+    for key in keys:
+        options = [key] if isinstance(key, str) else key
+        settings = {_plain(option).split(" ", 1)[0] for option in options}
+        if named(key, answer) and any(
+            re.search(rf"(?<![\w-]){re.escape(s)}(?![\w-])", shown) for s in settings
+        ):
+            found += 1
+    return found / len(keys)
+
+
 def ensure_collection(collection: str = COLLECTION) -> None:
     """Ingest the document into its collection (incremental: a second run costs a second)."""
     from rat_agent.ingest.pipeline import ingest

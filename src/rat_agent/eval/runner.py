@@ -42,6 +42,7 @@ class Result:
     stats: dict[str, Any] = field(default_factory=dict)
     error: str = ""
     sample: int = 0  # which of several samples of one task (pass@k)
+    grounded: float | None = None  # the share of the keys named that a cited passage gives
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,8 @@ class Score(NamedTuple):
 
 
 Scorer = Callable[[Case, str], Score]
+# How much of a right answer its cited passages give (case, answer, the texts it cites).
+Grounding = Callable[[Case, str, list[str]], float]
 
 
 _PACKAGE = Path(__file__).resolve().parents[1]
@@ -148,6 +151,7 @@ def run(
     rescore: bool = False,
     retry_errors: bool = False,
     variants: dict[str, dict[str, Any]] | None = None,
+    grounding: Grounding | None = None,
 ) -> list[Result]:
     """Every (case, method) result, from the cache where it is already there.
 
@@ -166,6 +170,8 @@ def run(
     `variants` runs every method again under each of some settings ({"draft=goal":
     {"draft": "goal"}, ...}), task by task, so that arms compared in one run alternate and
     share the machine's state and day; each result's method then reads "rat draft=goal".
+
+    `grounding` scores each answer again against the passages its steps cite.
     """
     from langgraph.checkpoint.base import BaseCheckpointSaver  # not at import: `rat --help`
 
@@ -211,8 +217,9 @@ def run(
         except ConfigError:
             raise
         except Exception as exc:  # a failed run scores 0 and says why; the others go on
-            answer, error = "", f"{type(exc).__name__}: {exc}"
+            output, answer, error = {}, "", f"{type(exc).__name__}: {exc}"
         checked = score(case, answer)
+        grounded = grounding(case, answer, cited(output)) if grounding else None
         result = Result(
             key,
             case.id,
@@ -225,6 +232,7 @@ def run(
             stats.summary(),
             error,
             int(case.key.get("sample", 0)),
+            grounded,
         )
         with lock:
             with path.open("a") as file:
@@ -245,6 +253,16 @@ def run(
             arm = f"{method} {label}" if label else method
             found.append(dataclasses.replace(cached[key], method=arm))
     return found
+
+
+def cited(output: dict[str, Any]) -> list[str]:
+    """The texts a run's answer cites: what each of its kept steps was shown."""
+    return [
+        source.get("text", source["snippet"])
+        for step in output.get("steps", [])
+        if step["status"] != "dropped"
+        for source in step["sources"]
+    ]
 
 
 def _runs(
@@ -308,10 +326,16 @@ def table(results: Sequence[Result], score_name: str = "executable", ks: Sequenc
         "completion tokens",
         "wall s",
     ]
+    grounds = any(r.grounded is not None for r in results)
+    if grounds:
+        header.insert(3, "grounded in cited passages")
     rows = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for method, mine in by_method(results).items():
         tasks = by_task(mine)
         cells = [method, str(len(tasks)), f"{pass_at_1(mine):.0%}"]
+        if grounds:
+            known = [r.grounded for r in mine if r.grounded is not None]
+            cells.append(f"{sum(known) / len(known):.0%}" if len(known) == len(mine) else "-")
         cells += [f"{pass_at_k(list(tasks.values()), k):.0%}" for k in ks]
         cost = mean_stats(mine)
         cells += [
