@@ -12,6 +12,7 @@ from langchain_core.messages import BaseMessage
 from rat_agent import retrieval
 from rat_agent.agent.context import Context
 from rat_agent.agent.graph import build_graph
+from rat_agent.errors import ConfigError
 from rat_agent.eval import humaneval, runner
 
 PROBLEMS = humaneval.load_problems()
@@ -30,6 +31,16 @@ def test_the_published_problems_load_in_order() -> None:
     assert len(PROBLEMS) == 164
     assert [p["task_id"] for p in PROBLEMS[:3]] == ["HumanEval/0", "HumanEval/1", "HumanEval/2"]
     assert "has_close_elements" in humaneval.question(FIRST)
+
+
+def test_the_splits_report_on_the_first_40_and_tune_on_the_next_60() -> None:
+    problems = humaneval.load_problems()
+    test, tune = humaneval.split(problems, "test"), humaneval.split(problems, "tune")
+    assert [p["task_id"] for p in test] == [f"HumanEval/{n}" for n in range(40)]
+    assert [p["task_id"] for p in tune] == [f"HumanEval/{n}" for n in range(40, 100)]
+    assert humaneval.split(problems, None) == problems  # 100-163 only when asked for all
+    with pytest.raises(ConfigError, match="split"):
+        humaneval.split(problems, "train")
 
 
 @pytest.mark.parametrize("index", [0, 12, 32, 53, 107, 163])

@@ -79,8 +79,8 @@ def add_command(sub: Any) -> None:
         "--split",
         choices=("tune", "test"),
         default=None,
-        help="minecraft and docs: the tasks for tuning prompts and defaults, or the held-out "
-        "ones to report on",
+        help="the tasks for tuning prompts and defaults, or the held-out ones to report on "
+        "(humaneval: problems 40-99 and 0-39)",
     )
     cmd.add_argument(
         "--exclude",
@@ -398,11 +398,11 @@ def _benchmark(args: argparse.Namespace, context: dict[str, Any]) -> tuple[Any, 
         if context["retriever"] == "qdrant" and context.get("collection") == docs.COLLECTION:
             docs.ensure_collection()
         return docs.cases(args.split, args.tasks), docs.score
-    if args.split:
-        raise ConfigError("--split is for minecraft and docs")
     from rat_agent.eval import humaneval
 
+    if args.exclude:
+        raise ConfigError("--exclude is for minecraft")
+    problems = humaneval.split(humaneval.load_problems(), args.split)[: args.tasks]
     if context["retriever"] == "qdrant" and context.get("collection") == humaneval.DOCS_COLLECTION:
         humaneval.ensure_docs_collection()
-    problems = humaneval.load_problems()[: args.tasks]
     return humaneval.cases(problems, args.samples), humaneval.scorer(problems)
