@@ -41,10 +41,29 @@ def rat(*args: str) -> int:
     return cli.main(list(args))
 
 
-def test_ask_prints_progress_answer_and_sources(
+def test_ask_prints_a_line_a_step_then_the_answer_and_sources(
     fake_world: ScriptedModel, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert rat("ask", "How do I craft a table?", "--retriever", "fake", "--k", "2") == 0
+    out = capsys.readouterr().out
+    assert "draft: 3 steps" in out
+    steps = [line for line in out.splitlines() if line.startswith("STEP ")]
+    assert steps[:3] == [
+        "STEP 1 revised FIXED get logs",
+        "STEP 2 revised FIXED make planks",
+        "STEP 3 revised FIXED craft a table",
+    ]
+    assert "query" not in out and "sources" not in out.split("Answer")[0]
+    assert "final answer" in out
+    assert "[1] Page 1 — corpus:page1" in out and "[2] Page 2 — corpus:page2" in out
+    assert "model calls" in out
+
+
+def test_ask_verbose_prints_every_draft_query_and_change(
+    fake_world: ScriptedModel, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ("ask", "How do I craft a table?", "--retriever", "fake", "--k", "2", "--verbose")
+    assert rat(*args) == 0
     out = capsys.readouterr().out
     assert "Draft: 3 steps" in out
     assert "query" in out and "about: get logs" in out
@@ -212,6 +231,10 @@ def test_ask_shows_inserted_and_dropped_steps(
     install_fakes(monkeypatch, repairing_model())
     ask = ("ask", "How do I make planks?", "--retriever", "fake", "--repair", "minecraft")
     assert rat(*ask, "--min-support", "0", "--no-stop-at-goal", "--no-reach-goal") == 0
+    brief = capsys.readouterr().out
+    assert "STEP 1 inserted Chop 2 logs\n" in brief
+    assert "STEP 3 dropped dance\n" in brief
+    assert rat(*ask, "--min-support", "0", "--no-stop-at-goal", "--no-reach-goal", "--verbose") == 0
     out = capsys.readouterr().out
     assert "needs Get 2 logs. (inserted before: Craft 8 planks from 2 logs)" in out
     assert "STEP 1 Chop 2 logs (inserted: needed by: Craft 8 planks from 2 logs)" in out
@@ -241,7 +264,7 @@ def test_ask_shows_a_step_appended_for_the_goal(
     install_fakes(monkeypatch, ScriptedModel(respond=respond, calls=[]))
     args = ("ask", "How do I make planks?", "--retriever", "fake", "--query-mode", "text")
     args = (*args, "--repair", "minecraft", "--min-support", "0", "--no-stop-at-goal")
-    assert rat(*args, "--reach-goal") == 0
+    assert rat(*args, "--reach-goal", "--verbose") == 0
     out = capsys.readouterr().out
     assert "needs Get planks. (appended: the plan ended before a step made 'planks')" in out
     assert "STEP 1: find a forest\nSTEP 2: Get 1 log.\nSTEP 3: Craft 4 planks from 1 log\n" in out

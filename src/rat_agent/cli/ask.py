@@ -31,6 +31,7 @@ from rat_agent.agent.state import (
 from rat_agent.cli import on_interrupt, review
 from rat_agent.cli.safe import console, escape
 from rat_agent.errors import ConfigError
+from rat_agent.text import shorten
 from rat_agent.timing import once_cost
 
 if TYPE_CHECKING:  # `rat --help` must not import LangChain or LangGraph (issue 15)
@@ -53,6 +54,12 @@ def add_command(sub: Any) -> None:
     ask.add_argument("--thread", help="thread id: resumes that run if it did not finish")
     ask.add_argument("--json", action="store_true", help="print the result as JSON")
     ask.add_argument("--quiet", action="store_true", help="print only the final answer")
+    ask.add_argument(
+        "--verbose",
+        action="store_true",
+        help="print every step's draft, query, sources, quoted passage and revision as the "
+        "run goes (by default one line a step)",
+    )
     ask.add_argument(
         "--from-step",
         type=int,
@@ -160,7 +167,7 @@ def _run(args: argparse.Namespace, saver: Any, thread: str, question: str) -> in
             inputs, config, context=context, stream_mode="custom", durability="sync"
         ):
             if show and isinstance(event, dict):
-                _progress(out, event)
+                (_progress if args.verbose else _brief)(out, event)
         pending = review.pending_review(graph.get_state(config))
         if pending is None:
             break
@@ -225,6 +232,33 @@ def _paused(thread: str, review: dict[str, Any], *, as_json: bool) -> int:
         f'`rat ask --thread {thread} --steps FILE` (one "STEP k: ..." line per step)'
     )
     return 0
+
+
+# How each status reads in the one-line-a-step output.
+STATUS = {
+    "revised": "revised",
+    "unchanged": "confirmed",
+    "inserted": "inserted",
+    "dropped": "dropped",
+    "not_revised": "kept",
+}
+LINE_CHARS = 160
+
+
+def _brief(out: Console, event: dict[str, Any]) -> None:
+    """The default output: the draft's size, then one line per checked step with its status
+    and its text as revised (`rat show THREAD` and --verbose give the rest)."""
+    kind = event.get("event")
+    if kind == "draft" and not event["reviewed"]:
+        out.print(f"[dim]draft: {len(event['drafts'])} steps[/dim]")
+    elif kind == "step":
+        step = event["revision"]
+        status = STATUS.get(step["status"], step["status"])
+        text = step["draft"] if step["status"] == "dropped" else step["revised"]
+        line = shorten(" ".join(text.split()), LINE_CHARS)
+        colour = {"revised": "green", "inserted": "magenta", "dropped": "yellow"}.get(status)
+        label = f"[{colour}]{status}[/{colour}]" if colour else f"[dim]{status}[/dim]"
+        out.print(f"[bold]STEP {event['step']}[/bold] {label} {escape(line)}")
 
 
 def _progress(out: Console, event: dict[str, Any]) -> None:
