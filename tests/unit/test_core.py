@@ -20,7 +20,8 @@ DRAFT = "STEP 1: Do the first part of QX.\nSTEP 2: Do the second part.\nSTEP 3: 
 DRAFTS = ["Do the first part of QX.", "Do the second part.", "Finish QX."]
 PAGES = [
     Document(
-        page_content="ALPHAWOOD: the first part of QX is done with the alpha tool at level 3.",
+        page_content="ALPHAWOOD: each part of QX is done, to finish it, with the alpha tool "
+        "at level 3.",
         metadata={"title": "QX guide", "source": "corpus:qx"},
     ),
     Document(
@@ -44,8 +45,8 @@ def scripted(revise: Any = None) -> ScriptedModel:
             if revise is not None:
                 return str(revise(step, messages))
             return (
-                "FACT: 1a. ALPHAWOOD: the first part of QX is done with the alpha tool at "
-                f"level 3.\nSTEP: {step} Use the alpha tool at level 3.\nNEEDS: Get QUERY1 "
+                "FACT: 1a. ALPHAWOOD: each part of QX is done, to finish it, with the alpha "
+                f"tool at level 3.\nSTEP: {step} Use the alpha tool at level 3.\nNEEDS: Get QUERY1 "
                 "about ALPHAWOOD"
             )
         if kind == "goal":  # only a plan repair extension asks it
@@ -75,13 +76,13 @@ def test_the_default_loop_on_a_passed_in_retriever_is_the_papers() -> None:
     assert [s["status"] for s in steps] == ["revised"] * 3
     for step in steps:
         assert {s["source"] for s in step["sources"]} == {"corpus:qx", "corpus:alpha"}
-        assert step["fact"].startswith("ALPHAWOOD: the first part")
+        assert step["fact"].startswith("ALPHAWOOD: each part")
         assert "makes" not in step and "QUERY1" not in step["revised"]
     assert result["answer"] == "The written answer."
     written = prompt_text(model.calls[-1][1])
     # the checked steps, the line they quoted and the passages closest to the task
     assert "STEP 3: Finish QX. Use the alpha tool at level 3." in written
-    assert written.count("ALPHAWOOD: the first part of QX") >= 2
+    assert written.count("ALPHAWOOD: each part of QX") >= 2
     assert written.index("Checked steps so far") < written.index("<documents>\n")
     # as a plan, the steps are the answer
     model = scripted()
@@ -145,8 +146,8 @@ def test_general_repair_inserts_a_prerequisite_its_passage_supports() -> None:
     def revise(step: str, messages: list[BaseMessage]) -> str:
         if step == "Do the second part.":
             return (
-                "FACT: 1a. ALPHAWOOD: the first part of QX is done with the alpha tool at "
-                "level 3.\nSTEP: Do the second part with the alpha tool.\n"
+                "FACT: 1a. ALPHAWOOD: each part of QX is done, to finish it, with the alpha "
+                "tool at level 3.\nSTEP: Do the second part with the alpha tool.\n"
                 "NEEDS: Set the alpha tool to level 3, Buy a boat"
             )
         return f"FACT: NONE\nSTEP: {step}\nNEEDS: none"

@@ -12,7 +12,7 @@ from langchain_core.messages import BaseMessage
 
 from rat_agent import build_graph
 from rat_agent.agent import layout, prompts
-from rat_agent.agent.parsing import invented
+from rat_agent.agent.parsing import bears_on, invented
 
 QUESTION = "How do I make the cache keep at most 2 GB?"
 REPLY = (
@@ -124,7 +124,7 @@ def test_a_code_part_changes_only_into_code_that_still_does_the_job(
 
     model = scripted(revise, reply=CODE_REPLY)
     graph = build_graph(llm=model, retriever=ListRetriever(documents=[SPLIT_DOC]))
-    result = graph.invoke({"question": "Split words."}, context={"draft": "answer"})
+    result = graph.invoke({"question": "Break a text into its words."}, context={"draft": "answer"})
     step = result["steps"][0]
     assert step["draft"] == "```python\ndef words(text):\n    return text.split(',')\n```"
     if kept:
@@ -177,3 +177,34 @@ def test_invented_names_are_the_specific_ones_no_text_shown_contains() -> None:
     assert invented("Set `tcp-keepalive 60` and SO_KEEPALIVE.", "", shown) == []
     assert invented("Raise it to 2gb, then 300 seconds.", "", shown) == []  # amounts
     assert invented("Add `include /opt/other.conf`.", "", shown) == ["opt/other.conf"]
+
+
+def test_a_line_about_the_task_but_not_the_step_does_not_revise_it() -> None:
+    """The revision quotes a real line, but one that shares only the task's words with the
+    step: the step is not rewritten into what that line says."""
+    pages = [
+        Document(
+            page_content="Set a memory usage limit with cache-max-bytes <bytes>, e.g. 2gb.\n"
+            "The cache listens on port 6390 by default.",
+            metadata={"title": "cache.conf", "source": "/srv/docs/cache.conf"},
+        )
+    ]
+
+    def revise(step: str, messages: list[BaseMessage]) -> str:
+        return "FACT: 1b. The cache listens on port 6390 by default.\nSTEP: Use port 6390."
+
+    graph = build_graph(llm=scripted(revise), retriever=ListRetriever(documents=pages))
+    result = graph.invoke({"question": QUESTION}, context={"draft": "answer"})
+    assert result["answer"] == REPLY
+    assert {s["note"] for s in result["steps"]} == {
+        "the line it quoted is not about this step; the draft was kept"
+    }
+
+
+def test_a_line_bears_on_a_step_when_it_shares_a_word_the_task_does_not_give() -> None:
+    question = "How do I make the cache close idle connections after 5 minutes?"
+    timeout = "Close the connection after a client is idle for N seconds: timeout 0"
+    assert bears_on(timeout, "Set a timeout for idle connections.", question)
+    assert not bears_on("Accept connections on port 6379.", "Set a timeout of 300.", question)
+    # the task's words and numbers anchor nothing
+    assert not bears_on("save 900 1 300 60", "Close idle connections every 60 s.", question)

@@ -333,6 +333,8 @@ class RatNodes:
         made_up = parsing.invented(found.step, state["question"], step["revised"], *quotable)
         if not found.fact or not parsing.quotes(found.fact, quotable):
             step["note"] = "no passage bears on it; the draft was kept"
+        elif not parsing.bears_on(found.fact, step["revised"], state["question"]):
+            step["note"] = "the line it quoted is not about this step; the draft was kept"
         elif found.drop is not None or not parsing.says_something(found.step):
             step["note"] = "the model's revision was empty; the draft was kept"
         elif made_up:
@@ -368,6 +370,8 @@ class RatNodes:
         revised = code.rewrap(step["revised"], found.step)
         if not found.fact or not parsing.quotes(found.fact, quotable):
             step["note"] = "no passage shows a mistake in it; the draft was kept"
+        elif not parsing.bears_on(found.fact, step["revised"], state["question"]):
+            step["note"] = "the line it quoted is not about this code; the draft was kept"
         elif revised is None or (why := code.unlike(step["revised"], revised)):
             step["note"] = f"the revised code {why or 'was empty'}; the draft was kept"
         else:

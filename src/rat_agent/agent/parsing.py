@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rat_agent.agent.state import Source, Step
+from rat_agent.terms import words
 
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>\s*", re.DOTALL | re.IGNORECASE)
 _THINK_OPEN = re.compile(r"^.*?</(?:think|thinking|reasoning)>\s*", re.DOTALL | re.IGNORECASE)
@@ -291,6 +292,15 @@ def _specific(token: str) -> bool:
     return any(ch in token for ch in "_/\\.:") or (
         any(ch.isdigit() for ch in token) and any(ch.isalpha() for ch in token)
     )
+
+
+def bears_on(fact: str, step: str, question: str) -> bool:
+    """Whether a quoted line is about the step itself: it shares a word with the step that
+    the task does not already give (a number is no such word). A line that shares only the
+    task's words is about the task in general, and a revision written from it replaces the
+    step with whatever that line says."""
+    own = {w for w in words(step) if not w.isdigit()} - set(words(question))
+    return bool(own & set(words(fact)))
 
 
 def invented(revised: str, *known: str) -> list[str]:

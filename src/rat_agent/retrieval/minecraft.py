@@ -25,6 +25,7 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import Field
 from qdrant_client import QdrantClient
 
+from rat_agent import terms
 from rat_agent.errors import RetrievalError
 from rat_agent.minecraft.corpus import (
     QUESTION_WORDS,
@@ -46,7 +47,7 @@ log = logging.getLogger(__name__)
 # Bump when the way pages become vectors changes (sparse encoder, payload layout).
 INDEX_VERSION = "1"
 _FINGERPRINT_FILE = "fingerprint.json"
-STOPWORDS = hybrid.STOPWORDS | QUESTION_WORDS
+STOPWORDS = terms.STOPWORDS | QUESTION_WORDS
 _VECTORS_FILE = "dense.npy"
 _STALE_BUILD_S = 3600  # an unfinished build folder older than this belongs to a dead process
 

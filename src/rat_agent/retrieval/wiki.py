@@ -35,11 +35,11 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import Field
 
+from rat_agent import terms
 from rat_agent.aio import run_sync
 from rat_agent.errors import ConfigError, RetrievalError
 from rat_agent.minecraft.corpus import QUESTION_WORDS
 from rat_agent.paths import cache_dir, write_atomic
-from rat_agent.retrieval.qdrant import hybrid
 from rat_agent.retrieval.settings import MINECRAFT, RetrieverSettings
 from rat_agent.retrieval.web import passages
 from rat_agent.retrieval.web.fetch import (
@@ -108,7 +108,7 @@ DROP: tuple[str, ...] = (
     "figure",
 )
 
-_STOPWORDS = hybrid.STOPWORDS | {"minecraft", "step", "when"}
+_STOPWORDS = terms.STOPWORDS | {"minecraft", "step", "when"}
 _WORD = re.compile(r"[\w'-]+")
 _SEARCH_KEYWORD = re.compile(
     r"\b(?:insource|intitle|incategory|deepcat(?:egory)?|prefix|linksto|hastemplate|morelike"
@@ -491,7 +491,7 @@ class MinecraftWikiRetriever(BaseRetriever):
 
 def _keywords(text: str) -> set[str]:
     """The corpus index's own words (plural folding included), less this module's stopwords."""
-    return {w for w in hybrid.words(text, hybrid.STOPWORDS | QUESTION_WORDS) if w not in _STOPWORDS}
+    return {w for w in terms.words(text, terms.STOPWORDS | QUESTION_WORDS) if w not in _STOPWORDS}
 
 
 def lexical_candidates(query: str, texts: Sequence[str], limit: int) -> list[int]:

@@ -15,7 +15,6 @@ above. The payloads keep langchain-qdrant's layout, so its QdrantVectorStore rea
 from __future__ import annotations
 
 import asyncio
-import re
 import zlib
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -31,70 +30,16 @@ from pydantic import Field
 from qdrant_client import QdrantClient, models
 
 from rat_agent.providers.embeddings import DIMENSIONS, get_embeddings
+from rat_agent.terms import STOPWORDS, words
 
 DENSE = "dense"
 SPARSE = "sparse"
 _PREFETCH = 40  # candidates each ranking hands to the fusion
-
-# "hybrid_rrf" is kept for comparison in the benchmark.
-SearchMode = Literal["hybrid", "hybrid_rrf", "dense", "sparse"]
-
-# English function words only: this search serves users' own collections and the thought
-# memory, where "make", "use" or a product's name may be the word that matters. A domain
-# adds its own (the Minecraft corpus drops "minecraft", "obtain", "make" ...).
-STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "can",
-        "do",
-        "does",
-        "for",
-        "from",
-        "how",
-        "i",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "me",
-        "my",
-        "of",
-        "on",
-        "or",
-        "the",
-        "to",
-        "what",
-        "where",
-        "which",
-        "with",
-        "you",
-        "your",
-    ]
-)
-_WORD = re.compile(r"[a-z0-9]+")
 _TITLE_WEIGHT = 2.0  # per word of a matched title phrase
 _K1, _B = 1.2, 0.75
 
-
-def _stem(word: str) -> str:
-    """Plural folding is all the stemming item names need ("3 diamonds", "sticks")."""
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us")):
-        return word[:-1]
-    return word
-
-
-def words(text: str, stopwords: frozenset[str] = STOPWORDS) -> list[str]:
-    return [_stem(w) for w in _WORD.findall(text.lower()) if w not in stopwords]
+# "hybrid_rrf" is kept for comparison in the benchmark.
+SearchMode = Literal["hybrid", "hybrid_rrf", "dense", "sparse"]
 
 
 def _index(token: str) -> int:
