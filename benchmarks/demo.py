@@ -53,6 +53,15 @@ def main() -> None:
         ("start-up (server, index; not in wall time)", f"{startup:.1f} s"),
     ]
     table = "| measure | value |\n|---|---|\n" + "\n".join(f"| {a} | {b} |" for a, b in rows)
+    kinds = sorted(stats.by_call.items(), key=lambda item: -item[1].model_seconds)
+    table += (
+        "\n\nBy kind of call:\n\n| call | calls | prompt tokens processed | completion "
+        "tokens | seconds |\n|---|---|---|---|---|\n"
+    ) + "\n".join(
+        f"| {name} | {u.model_calls} | {u.processed_prompt_tokens} | {u.completion_tokens} | "
+        f"{u.model_seconds:.1f} |"
+        for name, u in kinds
+    )
     revised = sum(step["status"] == "revised" for step in result["steps"])
     text = (
         f"# Demo run: cost\n\nCommand: `.venv/bin/python benchmarks/demo.py"

@@ -40,6 +40,8 @@ class RunStats(BaseCallbackHandler):
 
     def __init__(self) -> None:
         self.usage = Usage()
+        self.by_call: dict[str, Usage] = {}  # the same, per kind of call ("rat:revise" ...)
+        self._kinds: dict[UUID, str] = {}
         self._started: dict[UUID, float] = {}
         self._lock = threading.Lock()
         self.wall_started = time.perf_counter()
@@ -56,6 +58,9 @@ class RunStats(BaseCallbackHandler):
     def on_chat_model_start(
         self, serialized: Any, messages: Any, *, run_id: UUID, **kwargs: Any
     ) -> None:
+        kinds = [t.removeprefix("rat:") for t in kwargs.get("tags") or [] if t.startswith("rat:")]
+        with self._lock:
+            self._kinds[run_id] = kinds[0] if kinds else "other"
         self._start(run_id)
 
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
@@ -65,17 +70,20 @@ class RunStats(BaseCallbackHandler):
         if isinstance(generation, ChatGeneration) and isinstance(generation.message, AIMessage):
             usage = generation.message.usage_metadata
         with self._lock:
-            self.usage.model_calls += 1
-            self.usage.model_seconds += elapsed
-            if usage:
-                self.usage.prompt_tokens += usage.get("input_tokens", 0)
-                self.usage.completion_tokens += usage.get("output_tokens", 0)
-                details = usage.get("input_token_details") or {}
-                self.usage.cached_prompt_tokens += details.get("cache_read", 0) or 0
+            kind = self.by_call.setdefault(self._kinds.pop(run_id, "other"), Usage())
+            for total in (self.usage, kind):
+                total.model_calls += 1
+                total.model_seconds += elapsed
+                if usage:
+                    total.prompt_tokens += usage.get("input_tokens", 0)
+                    total.completion_tokens += usage.get("output_tokens", 0)
+                    details = usage.get("input_token_details") or {}
+                    total.cached_prompt_tokens += details.get("cache_read", 0) or 0
 
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         elapsed = self._elapsed(run_id)
         with self._lock:
+            self._kinds.pop(run_id, None)
             self.usage.model_seconds += elapsed
 
     def on_retriever_start(
