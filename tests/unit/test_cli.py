@@ -360,13 +360,13 @@ def test_a_bad_model_leaves_no_thread_behind(
     assert "no run with thread id" in capsys.readouterr().err
 
 
-def test_the_readmes_import_path_retriever_runs_as_written(tmp_path: Path) -> None:
-    """my_kb.py from the README, in the folder `rat` runs in, with the installed script (its
+def test_the_docs_import_path_retriever_runs_as_written(tmp_path: Path) -> None:
+    """my_kb.py from docs/sources.md, in the folder `rat` runs in, with the installed script (its
     folder is not on sys.path by itself); a fake model by import path keeps it offline."""
     import os
     import re
 
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    readme = (Path(__file__).parents[2] / "docs" / "sources.md").read_text()
     code = re.search(r"```python\n(# my_kb\.py.*?)```", readme, re.S)
     question = re.search(r'```bash\nrat ask "(.*?)" --retriever my_kb:retriever\n```', readme)
     assert code and question
@@ -552,21 +552,21 @@ def test_eval_vary_runs_each_value_under_the_keys_of_set_and_compares_them(
     assert "| cot max_tokens=256 | 2 |" in report and "against k=2 max_tokens=512" in report
 
 
-def test_readme_lists_every_flag_of_rat_ask() -> None:
-    """The README's list of `rat ask` flags is how users find a setting; a context field
+def test_the_cli_page_lists_every_flag_of_rat_ask() -> None:
+    """docs/cli.md's list of `rat ask` flags is how users find a setting; a context field
     added without its flag there is a setting nobody finds."""
     import re
 
     from rat_agent.cli.ask import CONTEXT_FLAGS
 
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    readme = (Path(__file__).parents[2] / "docs" / "cli.md").read_text()
     listed = re.search(r"One flag per context field \(`([^`]*)`\)", readme)
     assert listed is not None
     flags = set(listed.group(1).split())
     assert flags == {"--" + name.replace("_", "-") for name in CONTEXT_FLAGS}
 
 
-def test_readme_lists_every_flag_of_rat_eval() -> None:
+def test_the_cli_page_lists_every_flag_of_rat_eval() -> None:
     import argparse
     import re
 
@@ -579,7 +579,7 @@ def test_readme_lists_every_flag_of_rat_eval() -> None:
         for flag in action.option_strings
         if flag.startswith("--") and flag != "--help"
     }
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    readme = (Path(__file__).parents[2] / "docs" / "cli.md").read_text()
     listed = re.search(r"`rat eval` takes `([^`]*)`", readme)
     assert listed is not None
     assert set(listed.group(1).split()) == options

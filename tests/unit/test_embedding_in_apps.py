@@ -1,6 +1,6 @@
 """The compiled graph inside a LangChain app: every way of calling it, as a tool, time travel.
 
-These are the README's embedding examples, run for real with the deterministic fake model.
+These are the embedding examples of docs/python.md, run for real with the deterministic fake model.
 """
 
 from __future__ import annotations
