@@ -36,14 +36,19 @@ def current_step(messages: list[BaseMessage]) -> str:
 
 def revision(messages: list[BaseMessage], text: str) -> str:
     """A reply to a revision prompt that rewrites the step as `text`: for the grounded
-    revision (the default for plans), the first line shown is quoted first."""
+    revision (the default for plans), the line shown that shares most words with the step
+    is quoted first (the first line, when none shares any)."""
     prompt = prompt_text(messages)
     if "FACT:" not in prompt and '"fact"' not in prompt:
         return text  # the paper's plain revision
     import re
 
-    shown = re.search(r"^\d+a\. .*$", prompt, re.MULTILINE)
-    return f"FACT: {shown.group(0) if shown else 'NONE'}\nSTEP: {text}"
+    from rat_agent.terms import words
+
+    shown = re.findall(r"^\d+[a-z]+\. .*$", prompt, re.MULTILINE)
+    step = set(words(current_step(messages))) if "draft):\n" in prompt else set()
+    best = max(shown, key=lambda line: len(step & set(words(line))), default="NONE")
+    return f"FACT: {best}\nSTEP: {text}"
 
 
 class ScriptedModel(BaseChatModel):
@@ -106,7 +111,9 @@ class ListRetriever(BaseRetriever):
 def wiki_docs(n: int = 3) -> list[Document]:
     return [
         Document(
-            page_content=f"Page {i} says: the fact number {i}.",
+            # what the tests' plans are about, so a revision quoting it bears on their steps
+            page_content=f"Page {i} says: the fact number {i}, on logs, wood, planks, tables, "
+            "sticks and every part of a task.",
             metadata={"title": f"Page {i}", "source": f"corpus:page{i}"},
         )
         for i in range(1, n + 1)

@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "src" / "rat_agent"
 # Lowest first. A folder may import its own modules and any lower layer, nothing else.
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"redact"}),  # below errors, which masks its messages with it
-    frozenset({"aio", "errors", "text", "timing"}),
+    frozenset({"aio", "errors", "terms", "text", "timing"}),
     frozenset({"paths"}),
     frozenset({"providers"}),
     frozenset({"minecraft"}),

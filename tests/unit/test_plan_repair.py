@@ -6,6 +6,7 @@ them on (the fake pages say nothing a similarity check would accept)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -27,6 +28,8 @@ RECIPES = {
     "Get 4 planks.": ("Craft 4 planks from 1 log.", ["1 log"]),
     "Get 1 log.": ("Chop 1 log.", []),
 }
+
+PAGE1 = wiki_docs(1)[0].page_content
 
 
 def grounded_model(draft: str, *, drop: str = "", own: bool = False) -> ScriptedModel:
@@ -329,15 +332,13 @@ def test_json_replies_are_asked_for_with_the_quotable_lines() -> None:
     def respond(kind: str, messages: list[BaseMessage]) -> str:
         if kind == "draft":
             return "STEP 1: Get 2 logs."
-        return (
-            '{"fact": "1a. Page 1 says: the fact number 1.", "step": "Chop 2 logs.", "needs": []}'
-        )
+        return json.dumps({"fact": f"1a. {PAGE1}", "step": "Chop 2 logs.", "needs": []})
 
     result, _ = run(JsonModel(respond=respond, calls=[]), reply_format="json")
     assert result["steps"][0]["revised"] == "Chop 2 logs."
-    assert result["steps"][0]["fact"] == "Page 1 says: the fact number 1."
+    assert result["steps"][0]["fact"] == PAGE1
     schema = seen[0]["json_schema"]["schema"]
-    assert schema["properties"]["fact"]["enum"][0] == "1a. Page 1 says: the fact number 1."
+    assert schema["properties"]["fact"]["enum"][0] == f"1a. {PAGE1}"
     assert schema["required"] == ["fact", "step", "needs"]
     # a model given in code gets plain text unless json is asked for
     seen.clear()

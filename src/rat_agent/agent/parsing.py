@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rat_agent.agent.state import Source, Step
-from rat_agent.terms import words
+from rat_agent.terms import STOPWORDS, words
 
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>\s*", re.DOTALL | re.IGNORECASE)
 _THINK_OPEN = re.compile(r"^.*?</(?:think|thinking|reasoning)>\s*", re.DOTALL | re.IGNORECASE)
@@ -294,13 +294,27 @@ def _specific(token: str) -> bool:
     )
 
 
+# Words that say nothing of what a line is about, besides the search's function words.
+# fmt: off
+_FILLER = frozenset([
+    "will", "would", "can", "could", "should", "may", "might", "must", "shall", "this",
+    "that", "these", "those", "then", "than", "also", "not", "no", "all", "any", "each",
+    "every", "some", "such", "there", "their", "they", "them", "we", "our", "us", "was",
+    "were", "been", "being", "has", "have", "had", "does", "did", "done", "if", "so", "but",
+    "just", "only", "very", "more", "most", "other", "about", "after", "before", "use",
+    "used", "using", "make", "sure", "need", "want", "one",
+])
+# fmt: on
+
+
 def bears_on(fact: str, step: str, question: str) -> bool:
-    """Whether a quoted line is about the step itself: it shares a word with the step that
-    the task does not already give (a number is no such word). A line that shares only the
-    task's words is about the task in general, and a revision written from it replaces the
-    step with whatever that line says."""
-    own = {w for w in words(step) if not w.isdigit()} - set(words(question))
-    return bool(own & set(words(fact)))
+    """Whether a quoted line is about the step itself: it shares with the step a word the
+    task does not already give, or a third of the step's words (numbers and filler aside).
+    A line that shares a word or two of the task in general ("Redis", "TCP") is not about
+    the step, and a revision written from it replaces the step with whatever it says."""
+    said = {w for w in words(step, STOPWORDS | _FILLER) if not w.isdigit()}
+    shared = said & set(words(fact))
+    return bool(shared - set(words(question))) or 3 * len(shared) >= len(said) > 0
 
 
 def invented(revised: str, *known: str) -> list[str]:
