@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from doc_commands import Command, every_command
+
 ROOT = Path(__file__).resolve().parents[2]
+PYPROJECT = (ROOT / "pyproject.toml").read_text()
 
 
 def test_the_configuration_page_lists_every_context_field_as_the_code_has_it() -> None:
@@ -22,3 +27,60 @@ def test_the_configuration_page_lists_every_context_field_as_the_code_has_it() -
     page = (ROOT / "docs" / "configuration.md").read_text()
     for f in fields(Context):
         assert f"| `{f.name}` (`RAT_{f.name.upper()}`) |" in page
+
+
+# What a written command may be besides `rat`, and how it is checked.
+MAKEFILE = (ROOT / "Makefile").read_text()
+
+
+def _rat(command: Command, capsys: pytest.CaptureFixture[str]) -> None:
+    from rat_agent.cli.app import _parser
+
+    try:
+        _parser().parse_args(command.argv[1:])
+    except SystemExit as exit_:
+        if exit_.code:
+            pytest.fail(f"{command}: {capsys.readouterr().err.strip()}")
+
+
+def _script(command: Command) -> None:
+    script = ROOT / command.argv[1]
+    assert script.is_file(), f"{command}: no {command.argv[1]}"
+    helped = subprocess.run(
+        [sys.executable, str(script), "--help"], capture_output=True, text=True, check=False
+    )
+    assert helped.returncode == 0, helped.stderr
+    for flag in (word.split("=")[0] for word in command.argv[2:] if word.startswith("--")):
+        assert flag in helped.stdout, f"{command}: {flag} is not an option of the script"
+
+
+@pytest.mark.parametrize("command", every_command(), ids=str)
+def test_every_command_written_in_the_docs_names_what_exists(
+    command: Command, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A renamed flag, a moved script or a make target gone fails here, not for a reader.
+    The README's quick starts also run for real (tests/integration/test_doc_commands.py)."""
+    program, args = command.program, command.argv[1:]
+    if program == "rat":
+        _rat(command, capsys)
+    elif program == "make":
+        assert re.search(rf"^{re.escape(args[0])}:", MAKEFILE, re.M), f"{command}: no target"
+    elif program in ("python", "python3"):
+        _script(command)
+    elif program == "pip":
+        extras = re.search(r"\[([\w,-]+)\]", " ".join(args))
+        assert extras, command
+        for extra in extras.group(1).split(","):
+            assert re.search(rf"^{extra} = \[", PYPROJECT, re.M), f"{command}: no extra {extra}"
+    elif program == "langgraph":
+        assert args[0] == "dev", command
+        helped = subprocess.run(
+            [str(Path(sys.executable).parent / "langgraph"), "dev", "--help"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        for flag in (word for word in args[1:] if word.startswith("--")):
+            assert flag in helped.stdout, f"{command}: langgraph dev has no {flag}"
+    else:  # setting up a shell, not running the project
+        assert program in ("export", "cd", "git"), f"{command}: a command no test checks"
