@@ -93,11 +93,13 @@ def plan_model(draft: str) -> ScriptedModel:
 
 
 class ListRetriever(BaseRetriever):
-    """Returns the same documents for every query; records the queries."""
+    """Returns the same documents for every query; records the queries. With `echo`, each
+    page opens with the query, as a search engine's hits mention what was searched for."""
 
     documents: list[Document]
     queries: list[str] = Field(default_factory=list)
     fail: Callable[[str], bool] | None = None
+    echo: bool = False
 
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun
@@ -105,6 +107,11 @@ class ListRetriever(BaseRetriever):
         self.queries.append(query)
         if self.fail is not None and self.fail(query):
             raise ConnectionError("source unreachable")
+        if self.echo:
+            return [
+                Document(page_content=f"On {query}: {d.page_content}", metadata=d.metadata)
+                for d in self.documents
+            ]
         return list(self.documents)
 
 
@@ -127,7 +134,9 @@ NOT_A_RETRIEVER = 42
 
 
 def make_retriever(k: int) -> ListRetriever:
-    return ListRetriever(documents=wiki_docs(k))
+    """The retriever the server tests load by import path: its pages are about each query, so
+    the revision of any step, such as a reviewer's edit, has a line about it to quote."""
+    return ListRetriever(documents=wiki_docs(k), echo=True)
 
 
 def make_nothing() -> str:
