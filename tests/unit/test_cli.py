@@ -54,7 +54,8 @@ def test_ask_prints_a_line_a_step_then_the_answer_and_sources(
         "STEP 3 revised FIXED craft a table",
     ]
     assert "query" not in out and "sources" not in out.split("Answer")[0]
-    assert "final answer" in out
+    # the model's own answer, its parts revised
+    assert "STEP 3: FIXED craft a table" in out.split("Answer")[1]
     assert "[1] Page 1 — corpus:page1" in out and "[2] Page 2 — corpus:page2" in out
     assert "model calls" in out
 
@@ -68,7 +69,7 @@ def test_ask_verbose_prints_every_draft_query_and_change(
     assert "Draft: 3 steps" in out
     assert "query" in out and "about: get logs" in out
     assert "STEP 3 {+FIXED+} craft a table" in out  # what the revision changed, word by word
-    assert "Answer" in out and "final answer" in out  # written from the checked steps
+    assert "STEP 3: FIXED craft a table" in out.split("Answer")[1]  # the reply, revised
     assert "[1] Page 1 — corpus:page1" in out and "[2] Page 2 — corpus:page2" in out
     assert "model calls" in out
 
@@ -78,10 +79,17 @@ def test_ask_json_matches_the_api(
 ) -> None:
     assert rat("ask", "How?", "--retriever", "fake", "--json", "--query-mode", "text") == 0
     result = json.loads(capsys.readouterr().out)
-    assert result["answer"] == "final answer"
+    assert result["answer"] == "STEP 1: FIXED get logs\nSTEP 2: FIXED make planks\n" + (
+        "STEP 3: FIXED craft a table"
+    )
     assert [s["query"] for s in result["steps"]] == ["get logs", "make planks", "craft a table"]
     assert set(result["steps"][0]) >= {"draft", "query", "sources", "revised"}
-    assert result["stats"]["model_calls"] == 1 + 3 + 1  # the draft, 3 revisions, the answer
+    assert result["stats"]["model_calls"] == 1 + 3  # the draft and 3 revisions
+    args = ("ask", "How?", "--retriever", "fake", "--json", "--query-mode", "text")
+    assert rat(*args, "--draft", "cot") == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["answer"] == "final answer"  # written from the checked steps
+    assert result["stats"]["model_calls"] == 1 + 3 + 1
     assert rat("ask", "How?", "--retriever", "fake", "--json", "--output", "steps") == 0
     result = json.loads(capsys.readouterr().out)
     assert result["answer"].splitlines()[0] == "STEP 1: FIXED get logs"
@@ -114,7 +122,7 @@ def test_failed_run_resumes_on_its_thread(
         "FIXED craft a table",
     ]
     # only the failed revision and the steps after it were run again
-    assert [k for k, _ in model.calls[calls_before:]] == ["revise", "query", "revise", "answer"]
+    assert [k for k, _ in model.calls[calls_before:]] == ["revise", "query", "revise"]
 
     assert rat("show", "t1") == 0
     shown = capsys.readouterr().out

@@ -13,6 +13,7 @@ from langchain_core.messages import BaseMessage
 
 from rat_agent import build_graph
 from rat_agent.agent import prompts
+from rat_agent.agent.context import Context
 from rat_agent.retrieval.settings import MINECRAFT
 
 QUESTION = "Plan the task QX"
@@ -64,12 +65,14 @@ def run(model: ScriptedModel, retriever: Any = None, **context: Any) -> dict[str
 
 
 def test_the_default_loop_on_a_passed_in_retriever_is_the_papers() -> None:
-    """1 + 2n calls for n draft steps, then the answer written from the steps; n revised
-    steps, each the model's revision, each with its sources; nothing dropped, inserted or
-    rewritten by a rule."""
+    """1 + 2n calls for n draft steps: the draft is the model's own answer (the prompt the
+    direct method sends), each of its parts a step; n revised steps, each the model's
+    revision, each with its sources; nothing dropped, inserted or rewritten by a rule; the
+    answer is that reply with its parts revised in place."""
     model = scripted()
     result = run(model)
-    assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 3 + ["answer"]
+    assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 3
+    assert prompt_text(model.calls[0][1]) == prompt_text(prompts.direct_messages(QUESTION))
     steps = result["steps"]
     assert [s["draft"] for s in steps] == DRAFTS
     assert [s["revised"] for s in steps] == [f"{d} Use the alpha tool at level 3." for d in DRAFTS]
@@ -78,6 +81,25 @@ def test_the_default_loop_on_a_passed_in_retriever_is_the_papers() -> None:
         assert {s["source"] for s in step["sources"]} == {"corpus:qx", "corpus:alpha"}
         assert step["fact"].startswith("ALPHAWOOD: each part")
         assert "makes" not in step and "QUERY1" not in step["revised"]
+    assert result["answer"] == "\n".join(
+        f"STEP {n}: {d} Use the alpha tool at level 3." for n, d in enumerate(DRAFTS, 1)
+    )
+    # the core's grounded prompt carries no domain example
+    revision = prompt_text(model.calls[2][1])
+    for word in ("craft", "recipe", "dough", "mixer", "flour", "NEEDS"):
+        assert word not in revision
+
+
+def test_a_chain_of_thought_draft_is_the_papers_loop_then_an_answer_from_its_steps() -> None:
+    """draft "cot": 1 + 2n calls for the steps, then the answer written from them."""
+    model = scripted()
+    result = run(model, draft="cot")
+    assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 3 + ["answer"]
+    drafting = prompts.draft_messages(QUESTION, Context().max_steps)
+    assert prompt_text(model.calls[0][1]) == prompt_text(drafting)
+    assert [s["revised"] for s in result["steps"]] == [
+        f"{d} Use the alpha tool at level 3." for d in DRAFTS
+    ]
     assert result["answer"] == "The written answer."
     written = prompt_text(model.calls[-1][1])
     # the checked steps, the line they quoted and the passages closest to the task
@@ -86,15 +108,11 @@ def test_the_default_loop_on_a_passed_in_retriever_is_the_papers() -> None:
     assert written.index("Checked steps so far") < written.index("<documents>\n")
     # as a plan, the steps are the answer
     model = scripted()
-    result = run(model, output="steps")
+    result = run(model, draft="cot", output="steps")
     assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 3
     assert result["answer"] == "\n".join(
         f"STEP {n}: {d} Use the alpha tool at level 3." for n, d in enumerate(DRAFTS, 1)
     )
-    # the core's grounded prompt carries no domain example
-    revision = prompt_text(model.calls[2][1])
-    for word in ("craft", "recipe", "dough", "mixer", "flour", "NEEDS"):
-        assert word not in revision
 
 
 def test_the_general_revision_prompt_has_no_domain_words() -> None:
@@ -117,14 +135,15 @@ def test_a_revision_without_a_passage_that_bears_on_it_keeps_the_draft(reply: st
     assert [s["revised"] for s in result["steps"]] == DRAFTS
     assert {s["status"] for s in result["steps"]} == {"not_revised"}
     assert {s["note"] for s in result["steps"]} == {"no passage bears on it; the draft was kept"}
-    assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 3 + ["answer"]
+    assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 3
+    assert result["answer"] == DRAFT  # the model's own answer, unchanged
 
 
 def test_a_retriever_by_import_path_gets_the_papers_loop() -> None:
     model = scripted()
     graph = build_graph(llm=model)
     result = graph.invoke({"question": QUESTION}, context={"retriever": "fakes:SHARED_RETRIEVER"})
-    assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 3 + ["answer"]
+    assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 3
     assert len(result["steps"]) == 3
 
 

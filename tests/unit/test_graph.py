@@ -113,7 +113,7 @@ def test_prompts_share_a_stable_prefix() -> None:
 
 def test_max_steps_merges_the_tail_without_losing_it() -> None:
     model = plan_model(DRAFT)
-    result = run(model, max_steps=2)
+    result = run(model, max_steps=2, draft="cot")
     assert [s["draft"] for s in result["steps"]] == [
         "chop wood",
         "craft planks\nbuild a table\nmake sticks",

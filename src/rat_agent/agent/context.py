@@ -20,7 +20,7 @@ MemoryFrom = Literal["both", "steps", "answer"]
 Evidence = Literal["passages", "documents"]
 Revision = Literal["auto", "grounded", "plain"]
 ReplyFormat = Literal["auto", "json", "text"]
-Draft = Literal["cot", "answer", "goal"]
+Draft = Literal["auto", "cot", "answer", "goal"]
 REPAIRS = ("auto", "off", "general", "minecraft")
 
 ENV_PREFIX = "RAT_"
@@ -240,9 +240,11 @@ class Context:
         },
     )
     draft: Draft = field(
-        default="cot",
+        default="auto",
         metadata={
-            "description": "'cot' drafts a chain of thought, as the paper does; 'answer' "
+            "description": "'auto': 'answer' for method rat where no plan repair runs, "
+            "'cot' otherwise (the baselines, the ablations, plans that plan repair "
+            "checks); 'cot' drafts a chain of thought, as the paper does; 'answer' "
             "drafts the reply the model gives when asked directly, the paper's 'draft response "
             "itself': its paragraphs, list items and code blocks are the steps, and the answer "
             "is that reply with each part revised (output 'auto'); 'goal' (plan "

@@ -95,13 +95,21 @@ class RatNodes:
         """The run's plan repair extension, if its settings and source switch one on."""
         return repair_for(ctx, lambda: self._domain(ctx))
 
+    def draft_mode(self, ctx: Context) -> str:
+        """The run's draft: "auto" is the model's own answer for method rat where no plan
+        repair runs, so a step of the reply a user would get changes only on evidence; the
+        paper's chain of thought for the baselines, the ablations and repaired plans."""
+        if ctx.draft != "auto":
+            return ctx.draft
+        return "answer" if ctx.method == "rat" and self.repair(ctx) is None else "cot"
+
     def writes_answer(self, ctx: Context) -> bool:
         """Whether a final call writes the response (`output`): "auto" keeps the steps as
         the answer where plans are checked step by step, and the model's own answer, its
         parts revised, where that is the draft; it writes one elsewhere."""
         if ctx.output != "auto":
             return ctx.output == "answer"
-        if ctx.draft == "answer":
+        if self.draft_mode(ctx) == "answer":
             return False
         return self._domain(ctx) != "minecraft" and ctx.repair in ("auto", "off")
 
@@ -130,7 +138,7 @@ class RatNodes:
         own: list[str] = []  # draft "answer": the reply the parts are put back into
 
         def write() -> list[str]:
-            if ctx.draft == "answer":
+            if self.draft_mode(ctx) == "answer":
                 reply = self.ask(ctx, "draft", prompts.direct_messages(question))
                 own.append(parsing.strip_thinking(reply).strip())
                 drafts = [p.text(own[0]) for p in layout.parts(own[0], ctx.max_steps)]
