@@ -22,9 +22,12 @@ from rat_agent.errors import ConfigError
 DEFAULTS: dict[str, dict[str, Any]] = {
     "minecraft": {"retriever": "minecraft", "max_calls": 40},
     # the paper's code setting: the query is the text itself, the answer is written code
+    # from a chain of thought (draft "answer", the model's own code revised in place, awaits
+    # its tune run on problems 40-99)
     "humaneval": {
         "retriever": "qdrant",
         "collection": "python-docs",
+        "draft": "cot",
         "query_mode": "text",
         "output": "answer",
         "revision": "plain",
