@@ -33,7 +33,8 @@ CONFIG = REPO / "langgraph.json"
 STEPS = 3
 MODEL = "server_fakes:question_model"
 RETRIEVER = "fakes:make_retriever"
-FAKE_CONTEXT = {"model": MODEL, "retriever": RETRIEVER, "k": 2}
+# a chain-of-thought draft, so a run shows every node, the answer call included
+FAKE_CONTEXT = {"model": MODEL, "retriever": RETRIEVER, "k": 2, "draft": "cot"}
 
 
 # --- models loaded by import path in the server ---------------------------------------------
