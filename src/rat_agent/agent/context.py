@@ -174,9 +174,8 @@ class Context:
             "to doc_chars)."
         },
     )
-    # 150, not 300: on 4 tune tasks (draft=goal) both made 4 of 4 executable with the same
-    # calls and wall time, and 150 processed 6% fewer prompt tokens there; on given drafts
-    # (benchmarks/performance.py) the passages were most of what each revision processed.
+    # 150: as good as 300 where measured (docs/benchmarks.md), and passages are most of
+    # what a revision's prompt holds.
     evidence_tokens: int = field(
         default=150,
         metadata={

@@ -170,7 +170,7 @@ FUELS: Mapping[str, str] = {
     },
 }
 
-# Worded as a fact, not an instruction: told to "put the fuel in the bottom slot", the 1.5B
+# Worded as a fact, not an instruction: told to "put the fuel in the bottom slot", a small
 # model wrote "Place the raw iron in the furnace's bottom slot" as a smelting step.
 _FUEL_HINT = (
     "Fuel: a Furnace burns Planks or Logs (1.5 items each) or Coal or Charcoal (8 items "

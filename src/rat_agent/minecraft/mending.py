@@ -1,7 +1,7 @@
 """The rules that put a grounded revision right against its quote, before plan repair reads
 what the step needs.
 
-The 1.5B model quotes the right line and still writes the step it had in mind: the recipe
+A small model quotes the right line and still writes the step it had in mind: the recipe
 of its draft, another count, a prerequisite one level down, a tool from another line of the
 page. Each rule rewrites what its quote decides and leaves the rest; `mend` applies them in
 order.
@@ -107,8 +107,8 @@ def _more_of(step: str, wanted: Item, makes: str) -> str:
 def follow(step: str, needs: Sequence[str], fact: str) -> tuple[str, list[str]]:
     """A recipe for the product its quote makes, but from other inputs ("Craft 1 diamond
     pickaxe from 3 iron ingots and 2 sticks" against "3 Diamond + 2 Stick gives 1 Diamond
-    Pickaxe"), takes the quote's inputs, run as often as the count it wrote takes: the
-    1.5B model quotes the right line and still writes the recipe it had in mind. Its tool
+    Pickaxe"), takes the quote's inputs, run as often as the count it wrote takes: a
+    small model quotes the right line and still writes the recipe it had in mind. Its tool
     or place is kept; the inputs it named give way in its needs. Left as it is where every
     input it names is one the quote counts, or the quote counts no inputs for the product."""
     found, made = recipe_of(step), product(step)
@@ -167,7 +167,7 @@ def redirect(step: str, needs: Sequence[str], makes: str, fact: str) -> tuple[st
     """A step inserted to make one thing that the model wrote as making one of that thing's
     inputs ("Get a furnace." revised as "Mine 8 cobblestones with a wooden pickaxe" against
     "Crafting: 8 Cobblestone gives 1 Furnace") becomes the quote's recipe for what it was
-    inserted for ("Craft 1 furnace from 8 cobblestone in a crafting table"). The 1.5B model
+    inserted for ("Craft 1 furnace from 8 cobblestone in a crafting table"). A small model
     writes the prerequisite one level down; kept as it is, the ledger would count a furnace
     that no step makes. What it uses is then needed like anything else, so repair inserts
     the step the model wrote before it. The step may name that input anywhere, not only as
@@ -232,7 +232,7 @@ def agree(step: str, needs: Sequence[str], fact: str) -> tuple[str, list[str]]:
 
 def with_uses(step: str, needs: Sequence[str], fact: str) -> list[str]:
     """What the step uses after "from", as the step says it, then what it names after
-    "with/in/using", then the rest of its needs: the 1.5B model's list of needs often omits
+    "with/in/using", then the rest of its needs: a small model's list of needs often omits
     what its own step uses ("Craft 1 crafting table from 4 oak planks" needs 4 oak planks,
     listed or not) and the furnace it smelts in. An input the step does not count is taken
     as many times as it counts its product ("Smelt 3 iron ingots from raw iron": 3 raw

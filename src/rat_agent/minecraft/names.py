@@ -1,7 +1,7 @@
 """What a step or a quoted line names: things, their amounts, a step's product, a recipe's
 inputs, and whether two names mean the same thing.
 
-Read by rule, with no knowledge of any domain and no model call: asked, the 1.5B model
+Read by rule, with no knowledge of any domain and no model call: asked, a small model
 lists a recipe's product among its inputs, or "None". Names match when the words of one
 contain the other's and their last words agree ("planks" and "oak planks", not "clay" and
 "clay ball"), singular or plural. Plan repair (repair.py) and the rules that put a revision
@@ -152,7 +152,7 @@ def tool_part(step: str, *, first: bool = False) -> str:
     """What follows the step's tool mark: past "from" to the step's end, as the template
     puts it; or, `first`, the first tool or place named anywhere, to its clause's end:
     "Mine 1 redstone ore with an iron pickaxe (or better); it drops ..." -> "an iron
-    pickaxe" (the 1.5B model copies a page's mining line as its step, with no count, or
+    pickaxe" (a small model copies a page's mining line as its step, with no count, or
     names the tool before "from": "Mine gold ore with an iron pickaxe from the ground")."""
     text = ASIDE.sub(" ", step.lower()) if first else step.lower()
     start = -1 if first else text.find(" from ")
@@ -257,7 +257,7 @@ _NAME_END = frozenset(
 def counted(fact: str) -> list[str]:
     """The counted things a line names ("2 Flour + 1 Water, in a Mixer, gives 1 Dough" ->
     2 flour, 1 water, 1 dough): what a recipe line uses and makes, in any domain's words.
-    Read by rule, not asked of the model: asked, the 1.5B model lists the product too, or
+    Read by rule, not asked of the model: asked, a small model lists the product too, or
     "None"."""
     tokens = _TOKEN.findall(ASIDE.sub(" ", fact.lower()))
     found: list[str] = []
