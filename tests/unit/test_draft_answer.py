@@ -177,6 +177,11 @@ def test_invented_names_are_the_specific_ones_no_text_shown_contains() -> None:
     assert invented("Set `tcp-keepalive 60` and SO_KEEPALIVE.", "", shown) == []
     assert invented("Raise it to 2gb, then 300 seconds.", "", shown) == []  # amounts
     assert invented("Add `include /opt/other.conf`.", "", shown) == ["opt/other.conf"]
+    # a switch of script mid-sentence, seen from the bundled model, is not the step
+    assert invented("It starts dropping新", "", "it starts dropping new connections", shown) == [
+        "新"
+    ]
+    assert invented("设置 tcp-keepalive 60", "如何设置", shown) == []  # a task in Chinese
 
 
 def test_a_line_about_the_task_but_not_the_step_does_not_revise_it() -> None:

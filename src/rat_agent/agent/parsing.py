@@ -284,6 +284,8 @@ def normalize(text: str) -> str:
 _TOKEN = re.compile(r"[\w][\w./\\:-]*[\w]|\w")
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
 _AMOUNT = re.compile(r"^\d+(?:[a-z]{1,3})?$")  # "2gb", "300", "10ms": amounts, said many ways
+# CJK, kana and Hangul: a model trained on them may slip into them mid-sentence ("dropping新")
+_SCRIPT_SWITCH = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 
 
 def _specific(token: str) -> bool:
@@ -319,7 +321,8 @@ def bears_on(fact: str, step: str, question: str) -> bool:
 
 def invented(revised: str, *known: str) -> list[str]:
     """The specific names a revision gives that none of `known` (the task, the draft step,
-    the passages shown) contains: a name the model made up, which a reader would copy."""
+    the passages shown) contains: a name the model made up, which a reader would copy; and
+    words in a script none of them is written in, where the model switched language."""
     vocabulary = {t.lower().strip(".:") for text in known for t in _TOKEN.findall(text)}
     named = [t for t in _TOKEN.findall(revised) if _specific(t.strip(".:"))]
     for span in _CODE_SPAN.findall(revised):
@@ -329,6 +332,8 @@ def invented(revised: str, *known: str) -> list[str]:
         key = token.lower().strip(".:")
         if key and key not in vocabulary and key not in found:
             found.append(key)
+    if not any(_SCRIPT_SWITCH.search(text) for text in known):
+        found += [run for run in _SCRIPT_SWITCH.findall(revised) if run not in found]
     return found
 
 
