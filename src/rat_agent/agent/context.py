@@ -241,9 +241,9 @@ class Context:
     draft: Draft = field(
         default="auto",
         metadata={
-            "description": "'auto': 'answer' for method rat where no plan repair runs, "
-            "'cot' otherwise (the baselines, the ablations, plans that plan repair "
-            "checks); 'cot' drafts a chain of thought, as the paper does; 'answer' "
+            "description": "'auto': 'answer' for method rat, 'cot' for the baselines, the "
+            "ablations and plans (plan repair on, or the Minecraft source); 'cot' drafts a "
+            "chain of thought, as the paper does; 'answer' "
             "drafts the reply the model gives when asked directly, the paper's 'draft response "
             "itself': its paragraphs, list items and code blocks are the steps, and the answer "
             "is that reply with each part revised (output 'auto'); 'goal' (plan "

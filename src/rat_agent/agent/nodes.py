@@ -96,12 +96,13 @@ class RatNodes:
         return repair_for(ctx, lambda: self._domain(ctx))
 
     def draft_mode(self, ctx: Context) -> str:
-        """The run's draft: "auto" is the model's own answer for method rat where no plan
-        repair runs, so a step of the reply a user would get changes only on evidence; the
-        paper's chain of thought for the baselines, the ablations and repaired plans."""
+        """The run's draft: "auto" is the model's own answer for method rat, so a step of the
+        reply a user would get changes only on evidence; the paper's chain of thought for the
+        baselines, the ablations, and plans (plan repair on, or the Minecraft source)."""
         if ctx.draft != "auto":
             return ctx.draft
-        return "answer" if ctx.method == "rat" and self.repair(ctx) is None else "cot"
+        plans = self.repair(ctx) is not None or self._domain(ctx) == "minecraft"
+        return "answer" if ctx.method == "rat" and not plans else "cot"
 
     def writes_answer(self, ctx: Context) -> bool:
         """Whether a final call writes the response (`output`): "auto" keeps the steps as
