@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -168,6 +169,15 @@ def test_twenty_concurrent_background_runs_are_neither_mixed_up_nor_lost(
     run(go())
 
 
+def _errors(served: Served) -> str:
+    """The workers' logged errors, for a failed run's message."""
+    lines = []
+    for log in sorted(Path(served.folder).glob("worker-*/log")):
+        text = re.sub(r"\x1b\[[0-9;]*m", "", log.read_text(errors="replace"))
+        lines += [line for line in text.splitlines() if "Error" in line][-5:]
+    return "\n".join(lines)
+
+
 SLOW = {"model": "fakes:slow_tagged_model", "retriever": "fakes:make_retriever"}
 
 
@@ -314,7 +324,8 @@ def test_every_worker_searches_the_bundled_corpus(served: Served) -> None:
         states = []
         for n, (t, r) in enumerate(zip(threads, runs, strict=True)):
             await asyncio.wait_for(clients[n % 2].runs.join(t["thread_id"], r["run_id"]), 300)
-            assert (await clients[0].runs.get(t["thread_id"], r["run_id"]))["status"] == "success"
+            row = await clients[0].runs.get(t["thread_id"], r["run_id"])
+            assert row["status"] == "success", _errors(served)
             states.append((await clients[1].threads.get_state(t["thread_id"]))["values"])
         return states
 

@@ -738,3 +738,32 @@ def test_a_draft_step_resting_on_a_tool_its_sources_never_name_is_dropped() -> N
     assert "compass" not in result["answer"]
     assert not any(e["event"] == "insert" and "compass" in str(e["drafts"]) for e in events)
     assert result["steps"][-1]["revised"] == "Craft 1 chest from 8 planks at a crafting table."
+
+
+def test_the_named_repairs_load_after_their_modules_from_many_threads_at_once() -> None:
+    """A server's first runs load the extension together, after other code imported its
+    module: each gets a working plan repair (a path naming a package attribute that the
+    submodule's import replaced once failed here with "is a module")."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import rat_agent.repair.crafting
+    import rat_agent.repair.general  # noqa: F401
+    from rat_agent.agent import extension
+    from rat_agent.agent.context import Context
+    from rat_agent.repair import Repair
+
+    extension._load.cache_clear()
+    with ThreadPoolExecutor(8) as pool:
+        made = list(
+            pool.map(
+                lambda n: extension.repair_for(
+                    Context(repair="minecraft" if n % 2 else "general"), lambda: ""
+                ),
+                range(16),
+            )
+        )
+    assert all(isinstance(r, Repair) for r in made)
+    assert {type(r.domain).__name__ for r in made if isinstance(r, Repair)} == {
+        "Crafting",
+        "General",
+    }

@@ -91,7 +91,10 @@ def domain_of(retriever: BaseRetriever | None) -> str:
 
 # The built-in extensions, by import path: the core names its extensions as it names a
 # user's retriever, and never imports them.
-REPAIRS = {"minecraft": "rat_agent.repair:crafting", "general": "rat_agent.repair:general"}
+REPAIRS = {
+    "minecraft": "rat_agent.repair.crafting:repair",
+    "general": "rat_agent.repair.general:repair",
+}
 
 
 def repair_for(ctx: Context, domain: Callable[[], str]) -> PlanRepair | None:

@@ -2,24 +2,13 @@
 its domains, general (general.py) and crafting (crafting.py, on Minecraft's knowledge).
 
 The core names an extension by import path, as it names retrievers: "minecraft" is
-`rat_agent.repair:crafting`, "general" is `rat_agent.repair:general`.
+`rat_agent.repair.crafting:repair`, "general" is `rat_agent.repair.general:repair`. The
+factories live in the domain modules: a package attribute named like a submodule is
+replaced by that module once it is imported, so the path would name a module.
 """
 
 from __future__ import annotations
 
 from rat_agent.repair.plan import Domain, Repair
 
-
-def crafting() -> Repair:
-    from rat_agent.repair.crafting import Crafting  # lazy: it loads the game's data
-
-    return Repair(Crafting())
-
-
-def general() -> Repair:
-    from rat_agent.repair.general import General
-
-    return Repair(General())
-
-
-__all__ = ["Domain", "Repair", "crafting", "general"]
+__all__ = ["Domain", "Repair"]

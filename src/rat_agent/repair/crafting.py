@@ -19,6 +19,7 @@ from rat_agent.agent.nodes import doc_chars
 from rat_agent.agent.parsing import Revision
 from rat_agent.minecraft import ledger, mending, quotes
 from rat_agent.minecraft.names import counted
+from rat_agent.repair.plan import Repair
 
 _STEP = (
     "the current step rewritten to follow that fact, as one action: a verb, the number and "
@@ -96,3 +97,8 @@ class Crafting:
 
     def draft_for(self, need: str) -> str:
         return f"Get {need}."
+
+
+def repair() -> Repair:
+    """Plan repair on Minecraft's crafting knowledge: `repair` "minecraft"."""
+    return Repair(Crafting())

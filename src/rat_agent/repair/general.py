@@ -18,6 +18,7 @@ from rat_agent.agent.context import Context
 from rat_agent.agent.nodes import doc_chars
 from rat_agent.agent.parsing import Revision
 from rat_agent.agent.state import Step
+from rat_agent.repair.plan import Repair
 
 _NEEDS = "what the documents say must be done before this step, as short actions"
 _EXAMPLE_LINE = "2a. X needs the Y module: load Y first, then set x-mode to full."
@@ -124,3 +125,8 @@ class General:
     def draft_for(self, need: str) -> str:
         need = need.strip().rstrip(".")
         return f"{need[:1].upper()}{need[1:]}."
+
+
+def repair() -> Repair:
+    """Plan repair for any source: `repair` "general"."""
+    return Repair(General())
