@@ -2,14 +2,16 @@
 
 langgraph.json names each graph by module ("rat_agent.agent.graph:graph"); Aegra imports a
 graph from a file path. Its own PostgreSQL checkpointer replaces ours (the "checkpointer"
-entry), so that is left out. Usage: python scripts/aegra_config.py langgraph.json > aegra.json
+entry), so that is left out. `--auth module:attribute` names the LangGraph SDK Auth object
+that authenticates every request (scripts/serve.sh passes rat_agent.serve.auth:auth).
+Usage: python scripts/aegra_config.py langgraph.json [--auth module:attribute] > aegra.json
 """
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import json
-import sys
 from pathlib import Path
 
 
@@ -24,12 +26,19 @@ def graph_file(spec: str) -> str:
 
 
 def main() -> None:
-    config = json.loads(Path(sys.argv[1]).read_text())
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("langgraph_json", type=Path)
+    parser.add_argument("--auth", default="", help="module:attribute of the Auth object")
+    args = parser.parse_args()
+    config = json.loads(args.langgraph_json.read_text())
     graphs = {}
     for name, entry in config["graphs"].items():
         spec = entry["path"] if isinstance(entry, dict) else entry
         graphs[name] = graph_file(spec)
-    print(json.dumps({"graphs": graphs}, indent=2))
+    aegra: dict[str, object] = {"graphs": graphs}
+    if args.auth:
+        aegra["auth"] = {"path": args.auth}
+    print(json.dumps(aegra, indent=2))
 
 
 if __name__ == "__main__":

@@ -12,8 +12,14 @@
 #
 # Everything lives in $RAT_SERVE_DIR (default /tmp/rat-serve-$USER): the PostgreSQL cluster
 # (scripts/postgres.sh), Redis's files, aegra.json (made from langgraph.json), each worker's
-# pid, port and log. Worker I listens on 127.0.0.1 at $RAT_SERVE_PORT + I (default 2026 + I;
-# RAT_SERVE_PORT=0: each worker on a free port).
+# pid, port and log. Worker I listens on $RAT_SERVE_HOST (default 127.0.0.1) at
+# $RAT_SERVE_PORT + I (default 2026 + I; RAT_SERVE_PORT=0: each worker on a free port).
+#
+# Auth: with the key file of `rat serve-keys` present ($RAT_SERVE_KEYS, default in the data
+# folder), every request needs a key and sees only its user's threads (rat_agent/serve/auth.py);
+# RAT_SERVE_AUTH=keys insists on it, RAT_SERVE_AUTH=off serves everyone as one user and is
+# refused on any address but loopback. With auth on, the context's import paths (models,
+# retrievers) may name only the modules in $RAT_IMPORTS (comma-separated; none by default).
 # The workers see the environment this script is started with: RAT_* settings, QDRANT_URL,
 # provider keys. Installs Debian's redis-server and postgresql as root when they are missing.
 set -euo pipefail
@@ -23,6 +29,7 @@ DIR="${RAT_SERVE_DIR:-/tmp/rat-serve-$(id -un)}"
 BASE_PORT="${RAT_SERVE_PORT:-2026}"
 PY="${RAT_SERVE_PYTHON:-$ROOT/.venv/bin/python}"
 START_TIMEOUT_S="${RAT_SERVE_START_TIMEOUT:-120}"
+AUTH_PATH="rat_agent.serve.auth:auth"
 
 die() { echo "serve.sh: $*" >&2; exit 1; }
 log() { echo "serve.sh: $*" >&2; }
@@ -87,15 +94,68 @@ EOF
     echo "${url%/postgres}/aegra" >"$DIR/database_url"
 }
 
-write_config() {
-    "$PY" "$ROOT/scripts/aegra_config.py" "$ROOT/langgraph.json" >"$DIR/aegra.json.tmp"
+loopback() { [[ "$1" == 127.* || "$1" == ::1 || "$1" == localhost ]]; }
+
+# Decided once at `start` and kept in $DIR, so `restart I` serves as the others do.
+configure() {
+    local host="${RAT_SERVE_HOST:-127.0.0.1}" mode="${RAT_SERVE_AUTH:-auto}" keys auth=()
+    keys="$("$PY" -c 'from rat_agent.serve.keys import key_file; print(key_file())')"
+    case "$mode" in
+        auto) if [[ -f "$keys" ]]; then mode=keys; else mode=off; fi ;;
+        keys) [[ -f "$keys" ]] || die "RAT_SERVE_AUTH=keys, but $keys does not exist: make a key with \`rat serve-keys add USER\`" ;;
+        off) ;;
+        *) die "RAT_SERVE_AUTH must be keys, off or auto, not '$mode'" ;;
+    esac
+    if [[ "$mode" == off ]] && ! loopback "$host"; then
+        die "refusing to listen on $host without auth (anyone reaching it could read every user's threads): make a key with \`rat serve-keys add USER\`"
+    fi
+    [[ "$mode" == keys ]] && auth=(--auth "$AUTH_PATH")
+    mkdir -p "$DIR"
+    echo "$host" >"$DIR/host"
+    echo "$keys" >"$DIR/keys"
+    # Users name models and retrievers by import path, and loading one calls it: with many
+    # users, only the modules RAT_IMPORTS lists (none unless set).
+    rm -f "$DIR/imports"
+    [[ "$mode" == keys ]] && echo "${RAT_IMPORTS-}" >"$DIR/imports"
+    "$PY" "$ROOT/scripts/aegra_config.py" "$ROOT/langgraph.json" "${auth[@]}" >"$DIR/aegra.json.tmp"
     mv "$DIR/aegra.json.tmp" "$DIR/aegra.json"
+    if [[ "$mode" == keys ]]; then log "auth on: keys from $keys"; else log "auth off: all requests are one user"; fi
+}
+
+auth_on() { grep -q '"auth"' "$DIR/aegra.json"; }
+
+# the address to reach a worker at from here, and to print
+reach() {
+    local host
+    host="$(cat "$DIR/host" 2>/dev/null || echo 127.0.0.1)"
+    [[ "$host" == 0.0.0.0 || "$host" == :: ]] && host=127.0.0.1
+    [[ "$host" == *:* ]] && host="[$host]"
+    echo "$host"
+}
+
+# Aegra serves everyone as one user when it cannot load the auth file (it only logs that):
+# a worker that answers a request without a key is stopped instead.
+check_auth() {  # I PORT
+    local code
+    code="$("$PY" - "http://$(reach):$2/threads/search" <<'EOF'
+import sys, urllib.error, urllib.request
+request = urllib.request.Request(sys.argv[1], data=b"{}", headers={"content-type": "application/json"})
+try:
+    print(urllib.request.urlopen(request, timeout=10).status)
+except urllib.error.HTTPError as error:
+    print(error.code)
+EOF
+)"
+    if [[ "$code" != 401 ]]; then
+        stop_worker "$1"
+        die "worker $1 answered a request without a key ($code), so it did not load $AUTH_PATH: $(grep -i auth "$DIR/worker-$1/log" | tail -n 3)"
+    fi
 }
 
 start_worker() {  # I [MIGRATE]
     local i="$1" migrate="${2:-false}" w="$DIR/worker-$1" port
     mkdir -p "$w"
-    if alive "$w/pid"; then echo "http://127.0.0.1:$(cat "$w/port")"; return 0; fi
+    if alive "$w/pid"; then echo "http://$(reach):$(cat "$w/port")"; return 0; fi
     if [[ "$BASE_PORT" == 0 ]]; then  # any free port, kept across restarts of this worker
         port="$(cat "$w/port" 2>/dev/null || free_port)"
     else
@@ -103,31 +163,32 @@ start_worker() {  # I [MIGRATE]
     fi
     (
         cd "$w"
+        if [[ -f "$DIR/imports" ]]; then export RAT_IMPORTS="$(cat "$DIR/imports")"; fi
         DATABASE_URL="$(cat "$DIR/database_url")" REDIS_BROKER_ENABLED=true \
-            REDIS_URL="$(cat "$DIR/redis/url")" AEGRA_CONFIG="$DIR/aegra.json" HOST=127.0.0.1 \
-            PORT="$port" RUN_MIGRATIONS_ON_STARTUP="$migrate" LOG_VERBOSITY=standard \
+            REDIS_URL="$(cat "$DIR/redis/url")" AEGRA_CONFIG="$DIR/aegra.json" \
+            HOST="$(cat "$DIR/host")" RAT_SERVE_KEYS="$(cat "$DIR/keys")" PORT="$port" RUN_MIGRATIONS_ON_STARTUP="$migrate" LOG_VERBOSITY=standard \
             setsid "$PY" -m aegra_api.main >>"$w/log" 2>&1 </dev/null &
         echo $! >"$w/pid"
     )
     echo "$port" >"$w/port"
     local deadline=$((SECONDS + START_TIMEOUT_S))
-    until "$PY" -c "import urllib.request, sys; urllib.request.urlopen('http://127.0.0.1:$port/health', timeout=2)" 2>/dev/null; do
+    until "$PY" -c "import urllib.request, sys; urllib.request.urlopen('http://$(reach):$port/health', timeout=2)" 2>/dev/null; do
         alive "$w/pid" || die "worker $i stopped while starting: $(tail -n 5 "$w/log")"
         ((SECONDS < deadline)) || die "worker $i did not answer in ${START_TIMEOUT_S} s: $(tail -n 3 "$w/log")"
         sleep 0.5
     done
-    echo "http://127.0.0.1:$port"
+    if auth_on; then check_auth "$i" "$port"; fi
+    echo "http://$(reach):$port"
 }
 
 start() {
     local n="${1:-2}" i
     [[ "$n" =~ ^[1-9][0-9]*$ ]] || die "the number of workers must be a positive integer"
     "$PY" -c "import aegra_api" 2>/dev/null || die "aegra-api is not installed: run make install-serve"
-    mkdir -p "$DIR"
+    configure
     chmod 755 "$DIR"  # the PostgreSQL user must reach $DIR/pg
     start_postgres
     start_redis
-    write_config
     start_worker 0 true  # the first one sets up the tables; the others wait for it
     for ((i = 1; i < n; i++)); do start_worker "$i"; done
 }
@@ -162,7 +223,7 @@ stop() {
 status() {
     local w
     for w in "$DIR"/worker-*; do
-        [[ -d "$w" ]] && alive "$w/pid" && echo "http://127.0.0.1:$(cat "$w/port")"
+        [[ -d "$w" ]] && alive "$w/pid" && echo "http://$(reach):$(cat "$w/port")"
     done
     return 0
 }

@@ -2,6 +2,8 @@
 LangGraph SDK as a client app would. Fake models by import path keep it offline and exact.
 
 The workers are real processes started by the project's script; so are PostgreSQL and Redis.
+Auth is on, as for any server with users: keys made with `rat serve-keys` for alice, bob and
+carol; every client below is alice's unless it says otherwise.
 """
 
 from __future__ import annotations
@@ -10,13 +12,17 @@ import asyncio
 import os
 import re
 import subprocess
+import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from langgraph_sdk import get_client
+from langgraph_sdk.client import LangGraphClient
+from langgraph_sdk.errors import AuthenticationError, NotFoundError
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "serve.sh"
@@ -33,8 +39,13 @@ def _serve(folder: str, *args: str, env: dict[str, str]) -> list[str]:
 
 
 class Served:
-    def __init__(self, folder: str, env: dict[str, str], urls: list[str]) -> None:
-        self.folder, self.env, self.urls = folder, env, urls
+    def __init__(
+        self, folder: str, env: dict[str, str], urls: list[str], keys: dict[str, str]
+    ) -> None:
+        self.folder, self.env, self.urls, self.keys = folder, env, urls, keys
+
+    def client(self, worker: int, user: str = "alice") -> LangGraphClient:
+        return get_client(url=self.urls[worker], api_key=self.keys[user])
 
     def pid(self, worker: int) -> int:
         return int(Path(self.folder, f"worker-{worker}", "pid").read_text())
@@ -56,31 +67,41 @@ def served() -> Iterator[Served]:
         "PYTHONPATH": str(ROOT / "tests"),
         "RAT_KEEP_ALIVE": "0",
         "RAT_TEST_CALL_LOG": str(Path(folder) / "calls.log"),
+        "RAT_SERVE_KEYS": str(Path(folder) / "keys.json"),
+        "RAT_IMPORTS": "fakes",  # the fake models and retrievers the runs name
         # a dead worker's runs are taken up after seconds, not Aegra's default ~50 s
         "LEASE_DURATION_SECONDS": "6",
         "HEARTBEAT_INTERVAL_SECONDS": "2",
         "REAPER_INTERVAL_SECONDS": "2",
     }
+    keys = {user: serve_keys("add", user, env=env) for user in ("alice", "bob", "carol")}
     urls = _serve(folder, "start", "2", env=env)
     assert len(urls) == 2
     try:
-        yield Served(folder, env, urls)
+        yield Served(folder, env, urls, keys)
     finally:
         _serve(folder, "stop", env=env)
 
 
-@pytest.fixture
-def workers(served: Served) -> list[str]:
-    return served.urls
+def serve_keys(*args: str, env: dict[str, str]) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "rat_agent.cli", "serve-keys", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
 
 
 def run(coro: Any) -> Any:
     return asyncio.run(coro)
 
 
-def test_threads_streams_and_history_across_two_workers(workers: list[str]) -> None:
+def test_threads_streams_and_history_across_two_workers(served: Served) -> None:
     async def go() -> None:
-        first, second = get_client(url=workers[0]), get_client(url=workers[1])
+        first, second = served.client(0), served.client(1)
         thread = await first.threads.create()
         events = [
             (part.event, part.data)
@@ -115,9 +136,9 @@ def test_threads_streams_and_history_across_two_workers(workers: list[str]) -> N
     run(go())
 
 
-def test_a_review_paused_on_one_worker_is_resumed_through_the_other(workers: list[str]) -> None:
+def test_a_review_paused_on_one_worker_is_resumed_through_the_other(served: Served) -> None:
     async def go() -> None:
-        first, second = get_client(url=workers[0]), get_client(url=workers[1])
+        first, second = served.client(0), served.client(1)
         thread = await first.threads.create()
         await first.runs.wait(
             thread["thread_id"],
@@ -140,10 +161,10 @@ def test_a_review_paused_on_one_worker_is_resumed_through_the_other(workers: lis
 
 
 def test_twenty_concurrent_background_runs_are_neither_mixed_up_nor_lost(
-    workers: list[str],
+    served: Served,
 ) -> None:
     async def go() -> None:
-        clients = [get_client(url=url) for url in workers]
+        clients = [served.client(0), served.client(1)]
         started = []
         for n in range(20):
             client = clients[n % 2]
@@ -205,7 +226,7 @@ def test_a_run_whose_worker_is_killed_finishes_on_the_other(served: Served) -> N
     (only the call that was cut off)."""
 
     async def go() -> tuple[list[str], list[str], list[tuple[int, str, str]], int]:
-        clients = [get_client(url=url) for url in served.urls]
+        clients = [served.client(0), served.client(1)]
         reference = await clients[0].threads.create()
         done = await clients[0].runs.wait(
             reference["thread_id"], "rat", input={"question": "How do I make Q-900?"}, context=SLOW
@@ -235,6 +256,10 @@ def test_a_run_whose_worker_is_killed_finishes_on_the_other(served: Served) -> N
         assert row["status"] == "success", row
         state = await survivor.threads.get_state(thread["thread_id"])
         got = [s["revised"] for s in state["values"]["steps"]]
+        # taken over, the run and its thread are still alice's alone
+        assert (await survivor.threads.get(thread["thread_id"]))["metadata"]["owner"] == "alice"
+        with pytest.raises(NotFoundError):
+            await served.client(1 - worker, "bob").runs.get(thread["thread_id"], created["run_id"])
         return expected, got, _finished(_calls(served, "Q-901")), worker
 
     expected, got, calls, worker = run(go())
@@ -252,7 +277,7 @@ def test_a_run_whose_worker_is_killed_finishes_on_the_other(served: Served) -> N
 
 def test_restarting_every_worker_loses_no_thread_run_or_paused_review(served: Served) -> None:
     async def go() -> None:
-        clients = [get_client(url=url) for url in served.urls]
+        clients = [served.client(0), served.client(1)]
         done = await clients[0].threads.create()
         finished = await clients[0].runs.create(
             done["thread_id"], "rat", input={"question": "How do I make Q-700?"}, context=CONTEXT
@@ -309,7 +334,7 @@ def test_every_worker_searches_the_bundled_corpus(served: Served) -> None:
     in-memory copy of the same index. Runs on both workers search it at once."""
 
     async def go() -> list[dict[str, Any]]:
-        clients = [get_client(url=url) for url in served.urls]
+        clients = [served.client(0), served.client(1)]
         context = {**SLOW, "retriever": "minecraft", "k": 1, "query_mode": "text"}
         threads = [await clients[n % 2].threads.create() for n in range(6)]
         runs = [
@@ -337,3 +362,133 @@ def test_every_worker_searches_the_bundled_corpus(served: Served) -> None:
 
     for state in states:
         assert all(s["sources"][0]["source"].startswith(SOURCE_PREFIX) for s in state["steps"])
+
+
+async def _drain(stream: Any) -> None:
+    async for _ in stream:
+        pass
+
+
+def test_each_user_finds_only_their_own_threads(served: Served) -> None:
+    async def go() -> None:
+        tag = {"tag": "search-501"}
+        for worker, user in ((0, "alice"), (1, "alice"), (0, "bob"), (1, "bob")):
+            made = await served.client(worker, user).threads.create(metadata=tag)
+            assert made["metadata"]["owner"] == user
+        for user in ("alice", "bob"):
+            for worker in (0, 1):
+                found = await served.client(worker, user).threads.search(metadata=tag)
+                assert len(found) == 2 and {t["metadata"]["owner"] for t in found} == {user}
+        assert await served.client(0, "carol").threads.search(metadata=tag) == []
+
+    run(go())
+
+
+def test_another_users_thread_and_runs_answer_404_to_every_action(served: Served) -> None:
+    """Bob knows the ids of Alice's thread, run and checkpoints; nothing he does with them
+    reads, changes, resumes, forks or deletes them, and each answer is the 404 of a thread
+    that does not exist."""
+    review = {**CONTEXT, "review_draft": True}
+
+    async def go() -> None:
+        alice, bob = served.client(0), served.client(1, "bob")
+        tid = (await alice.threads.create())["thread_id"]
+        await alice.runs.wait(
+            tid, "rat", input={"question": "How do I make Q-510?"}, context=review
+        )
+        first = (await alice.threads.get_history(tid))[-1]["checkpoint"]["checkpoint_id"]
+        run_id = (await alice.runs.list(tid))[0]["run_id"]
+        await alice.store.put_item(["notes"], "plan", {"text": "Q-510 secrets"})
+        attempts: dict[str, Callable[[], Awaitable[Any]]] = {
+            "read": lambda: bob.threads.get(tid),
+            "state": lambda: bob.threads.get_state(tid),
+            "state at a checkpoint": lambda: bob.threads.get_state(tid, checkpoint_id=first),
+            "history": lambda: bob.threads.get_history(tid),
+            "update": lambda: bob.threads.update(tid, metadata={"owner": "bob"}),
+            "fork": lambda: bob.threads.update_state(
+                tid, {"question": "mine"}, checkpoint_id=first
+            ),
+            "resume": lambda: bob.runs.wait(tid, "rat", command={"resume": True}, context=review),
+            "run from a checkpoint": lambda: bob.runs.create(
+                tid, "rat", input={"question": "Q-511"}, checkpoint_id=first, context=CONTEXT
+            ),
+            "get run": lambda: bob.runs.get(tid, run_id),
+            "join": lambda: bob.runs.join(tid, run_id),
+            "stream": lambda: _drain(bob.runs.join_stream(tid, run_id)),
+            "cancel": lambda: bob.runs.cancel(tid, run_id),
+            "delete run": lambda: bob.runs.delete(tid, run_id),
+            "delete": lambda: bob.threads.delete(tid),
+        }
+        for name, attempt in attempts.items():
+            with pytest.raises(httpx.HTTPStatusError) as caught:  # some SDK calls raise it bare
+                await attempt()
+            assert caught.value.response.status_code == 404, (name, caught.value)
+        assert await bob.runs.list(tid) == []
+        assert tid not in {t["thread_id"] for t in await bob.threads.search(limit=100)}
+        assert len((await alice.store.search_items(["notes"]))["items"]) == 1
+        assert (await bob.store.search_items(["notes"]))["items"] == []
+        with pytest.raises(NotFoundError):
+            await bob.store.get_item(["notes"], "plan")
+
+        # Alice's thread is as she left it, and hers to resume
+        thread = await alice.threads.get(tid)
+        assert thread["status"] == "interrupted" and thread["metadata"]["owner"] == "alice"
+        done = await served.client(1).runs.wait(
+            tid, "rat", command={"resume": True}, context=review
+        )
+        assert isinstance(done, dict)
+        assert [s["revised"] for s in done["steps"]] == [
+            "FIXED gather what Q-510 needs",
+            "FIXED make Q-510",
+        ]
+        assert (await alice.store.get_item(["notes"], "plan"))["value"]["text"] == "Q-510 secrets"
+
+    run(go())
+
+
+def test_no_key_a_malformed_key_or_a_revoked_key_gets_401(served: Served) -> None:
+    async def refused(url: str, key: str | None, why: str) -> None:
+        with pytest.raises(AuthenticationError) as caught:
+            await get_client(url=url, api_key=key).threads.search()
+        assert why in str(caught.value), caught.value
+
+    async def go() -> None:
+        for url in served.urls:
+            await refused(url, None, "an API key is required")
+            await refused(url, "rat_not-a-key", "malformed API key")
+            assert await served.client(served.urls.index(url), "carol").threads.search() == []
+        serve_keys("revoke", "carol", env=served.env)  # no restart: the next request sees it
+        for url in served.urls:
+            await refused(url, served.keys["carol"], "unknown or revoked")
+        # the health check stays open, for load balancers
+        for url in served.urls:
+            async with httpx.AsyncClient() as http:
+                assert (await http.get(f"{url}/health")).status_code == 200
+
+    run(go())
+
+
+def test_no_key_reaches_a_log_a_checkpoint_or_a_thread(served: Served) -> None:
+    """Run last in this module: every key has been used by then, in runs on both workers."""
+    secrets = [key.split("_", 2)[2] for key in served.keys.values()]
+    # every file the server wrote (logs, Redis, PostgreSQL's files and WAL), then every row
+    texts = []
+    for path in Path(served.folder).rglob("*"):
+        try:
+            texts.append(path.read_bytes().decode("latin-1"))
+        except OSError:  # folders, sockets, PostgreSQL's files when it runs as another user
+            continue
+    import psycopg
+
+    with psycopg.connect(Path(served.folder, "database_url").read_text().strip()) as conn:
+        tables = conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'"
+        ).fetchall()
+        assert {"checkpoints", "checkpoint_blobs", "thread", "runs"} & {t for (t,) in tables}
+        for (table,) in tables:
+            rows = conn.execute(f'SELECT t::text FROM "{table}" t').fetchall()
+            texts.extend(row for (row,) in rows)
+    blob = "\n".join(texts)
+    assert "alice" in blob  # owners are stored: the search covered what holds them
+    for secret in secrets:
+        assert secret not in blob and secret.encode().hex() not in blob

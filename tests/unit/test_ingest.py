@@ -265,6 +265,34 @@ def test_the_ingest_graph_for_the_server(docs: Path) -> None:
     assert set(schema["required"]) == {"paths", "collection"}
 
 
+def test_a_served_user_cannot_ingest_the_servers_own_files(docs: Path) -> None:
+    """Behind `make serve` with keys, the caller is a user of the server: its files (the key
+    file, other users' uploads) are not theirs to read into a collection."""
+    import asyncio
+
+    from rat_agent.ingest.graph import ON_SERVER
+    from rat_agent.ingest.graph import graph as ingest_graph
+
+    user = {"identity": "alice", "is_authenticated": True}
+    result = asyncio.run(
+        ingest_graph.ainvoke(
+            {"paths": [str(docs), "/etc/hostname"], "collection": "kb"},
+            {"configurable": {"langgraph_auth_user": user}},
+        )
+    )
+    assert result["sources"] == 0 and result["added"] == 0
+    assert result["failed"] == [[str(docs), ON_SERVER], ["/etc/hostname", ON_SERVER]]
+    # an open server (one user on loopback, `langgraph dev`) reads local files as before
+    anonymous = {"identity": "anonymous", "is_authenticated": False}
+    opened = asyncio.run(
+        ingest_graph.ainvoke(
+            {"paths": [str(docs)], "collection": "kb"},
+            {"configurable": {"langgraph_auth_user": anonymous}},
+        )
+    )
+    assert opened["sources"] == 5 and opened["failed"] == []
+
+
 def test_a_users_collection_searches_words_a_domain_would_drop(tmp_path: Path) -> None:
     """The lexical half of search keeps "make", "use" and "get" for users' own collections;
     only the Minecraft corpus drops them, as every question there has them."""

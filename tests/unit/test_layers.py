@@ -22,6 +22,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"memory"}),
     frozenset({"ingest"}),
     frozenset({"persistence"}),
+    frozenset({"serve"}),  # the server's keys and auth handler: Aegra loads it by path
     frozenset({"agent"}),
     frozenset({"repair"}),  # the loop's extension: the core names it by import path
     frozenset({"eval"}),

@@ -106,12 +106,12 @@ def repair_for(ctx: Context, domain: Callable[[], str]) -> PlanRepair | None:
     name = ctx.repair
     if name == "auto":
         name = "minecraft" if domain() == "minecraft" else "off"
-    return None if name == "off" else _load(REPAIRS.get(name, name))
+    return None if name == "off" else _load(REPAIRS.get(name, name), name in REPAIRS)
 
 
 @cache
-def _load(path: str) -> PlanRepair:
+def _load(path: str, builtin: bool) -> PlanRepair:
     from rat_agent.providers.imports import load
 
-    made: PlanRepair = load(path, PlanRepair, "repair")
+    made: PlanRepair = load(path, PlanRepair, "repair", builtin=builtin)
     return made

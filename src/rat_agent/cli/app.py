@@ -31,6 +31,8 @@ from rat_agent.cli.models import models_command
 from rat_agent.cli.runs import add_commands as add_runs
 from rat_agent.cli.runs import show_command, threads_command
 from rat_agent.cli.safe import console, escape
+from rat_agent.cli.serve_keys import add_command as add_serve_keys
+from rat_agent.cli.serve_keys import serve_keys_command
 from rat_agent.errors import RatError
 from rat_agent.redact import redact
 from rat_agent.timing import record, since_process_start
@@ -58,6 +60,7 @@ def _parser() -> argparse.ArgumentParser:
     add_eval(sub)
     add_memory(sub)
     add_models(sub)
+    add_serve_keys(sub)
     return parser
 
 
@@ -118,6 +121,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return memory_command(args)
     if args.command == "models":
         return models_command(args)
+    if args.command == "serve-keys":
+        return serve_keys_command(args)
     return threads_command()
 
 

@@ -7,6 +7,7 @@ import os
 from dataclasses import asdict
 from typing import Annotated, Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import Field
@@ -34,15 +35,35 @@ class IngestState(IngestInput, IngestOutput, total=False):
     pass
 
 
-async def ingest_node(state: IngestState) -> dict[str, Any]:
+def served_user(config: RunnableConfig) -> str:
+    """The authenticated user a server runs this for (`make serve` with keys), or ""."""
+    user = config.get("configurable", {}).get("langgraph_auth_user")
+    if user is None:
+        return ""
+    fields: dict[str, Any] = (
+        user
+        if isinstance(user, dict)
+        else {n: getattr(user, n, None) for n in ("identity", "is_authenticated")}
+    )
+    return str(fields.get("identity") or "") if fields.get("is_authenticated") else ""
+
+
+ON_SERVER = "a path on the server: its users ingest http(s) URLs only"
+
+
+async def ingest_node(state: IngestState, config: RunnableConfig) -> dict[str, Any]:
     """Reading, embedding and embedded Qdrant all block: off the server's event loop."""
     from rat_agent.ingest.pipeline import ingest
 
     # Resolved as the agent's Context resolves `collection`, without importing the agent.
     collection = state.get("collection") or os.environ.get("RAT_COLLECTION") or DEFAULT_COLLECTION
-    report = await asyncio.to_thread(ingest, state["paths"], collection=collection)
+    paths, refused = list(state["paths"]), []
+    if served_user(config):  # a user of a server must not read the server's own files
+        refused = [p for p in paths if not p.lower().startswith(("http://", "https://"))]
+        paths = [p for p in paths if p not in refused]
+    report = await asyncio.to_thread(ingest, paths, collection=collection)
     result = asdict(report)
-    result["failed"] = [list(pair) for pair in report.failed]
+    result["failed"] = [[p, ON_SERVER] for p in refused] + [list(f) for f in report.failed]
     return result
 
 

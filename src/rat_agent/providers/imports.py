@@ -20,14 +20,32 @@ def include_working_folder() -> None:
         sys.path.append(here)
 
 
-def load(path: str, kind: type[Any], what: str, **kwargs: Any) -> Any:
+def allowed(module_name: str) -> bool:
+    """Whether a user may name objects in `module_name`. `RAT_IMPORTS` (comma-separated
+    modules or packages) limits it: a server's users name import paths in their runs'
+    context, and loading one calls it. Unset, any module may be named, as on one's own
+    machine; set but empty, none."""
+    listed = os.environ.get("RAT_IMPORTS")
+    if listed is None:
+        return True
+    prefixes = [p.strip() for p in listed.split(",") if p.strip()]
+    return any(module_name == p or module_name.startswith(p + ".") for p in prefixes)
+
+
+def load(path: str, kind: type[Any], what: str, *, builtin: bool = False, **kwargs: Any) -> Any:
     """The `kind` instance at `path`, or the one a function (or class) there returns.
 
-    Of `kwargs`, the callable is given those its signature names.
+    Of `kwargs`, the callable is given those its signature names. A `builtin` path is
+    rat-agent's own and never limited by `RAT_IMPORTS`.
     """
     module_name, _, attribute = path.partition(":")
     if not module_name or not attribute:
         raise ConfigError(f"{what} {path!r}: write it as 'package.module:attribute'")
+    if not builtin and not allowed(module_name):
+        raise ConfigError(
+            f"{what} {path!r}: this server loads no module outside RAT_IMPORTS "
+            f"({os.environ.get('RAT_IMPORTS') or 'none'})"
+        )
     include_working_folder()
     try:
         module = importlib.import_module(module_name)
