@@ -59,6 +59,7 @@ def aegra(workers: int) -> Iterator[list[str]]:
             **server_env(folder),
             "RAT_SERVE_DIR": str(folder / "serve"),
             "RAT_SERVE_PORT": "0",  # free ports
+            "RAT_SERVE_AUTH": "off",  # as measured: loopback, no key checks (a key file may exist)
         }
         script = ["bash", str(ROOT / "scripts" / "serve.sh")]
         try:
