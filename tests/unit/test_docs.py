@@ -84,3 +84,17 @@ def test_every_command_written_in_the_docs_names_what_exists(
             assert flag in helped.stdout, f"{command}: langgraph dev has no {flag}"
     else:  # setting up a shell, not running the project
         assert program in ("export", "cd", "git"), f"{command}: a command no test checks"
+
+
+@pytest.mark.parametrize(
+    "page", [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))], ids=lambda p: p.name
+)
+def test_every_link_to_a_file_of_the_repository_finds_it(page: Path) -> None:
+    """A results file renamed or a page moved fails here, not for a reader (links are
+    relative to the page, as GitHub resolves them)."""
+    text = page.read_text()
+    targets = [m.group(1) for m in re.finditer(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text)]
+    local = [t for t in targets if not re.match(r"[a-z]+:", t)]
+    assert local or page.name != "benchmarks.md"  # the pattern does find links
+    missing = [t for t in local if not (page.parent / t).exists()]
+    assert missing == [], f"{page.name} links to files that do not exist: {missing}"
