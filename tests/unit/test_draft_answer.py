@@ -213,3 +213,34 @@ def test_a_line_bears_on_a_step_when_it_shares_a_word_the_task_does_not_give() -
     assert not bears_on("Accept connections on port 6379.", "Set a timeout of 300.", question)
     # the task's words and numbers anchor nothing
     assert not bears_on("save 900 1 300 60", "Close idle connections every 60 s.", question)
+
+
+class _ByQuery(ListRetriever):
+    """The setting's page only for the question itself; a page beside the point for a
+    step's own query, as a step's query often finds."""
+
+    def _get_relevant_documents(self, query: str, *, run_manager: Any) -> list[Document]:
+        self.queries.append(query)
+        if query == QUESTION:
+            return list(PAGES)
+        return [Document(page_content="Restart the server with the service manager.")]
+
+
+def test_task_evidence_shows_each_revision_the_passages_found_for_the_question() -> None:
+    def revise(step: str, messages: list[BaseMessage]) -> str:
+        if "memory limit" in step and "cache-max-bytes" in prompt_text(messages):
+            return f"FACT: {FACT}\nSTEP: Set cache-max-bytes 2gb."
+        return "FACT: NONE\nSTEP: " + step
+
+    for on in (False, True):
+        model, retriever = scripted(revise), _ByQuery(documents=[])
+        graph = build_graph(llm=model, retriever=retriever)
+        result = graph.invoke(
+            {"question": QUESTION}, context={"draft": "answer", "task_evidence": on}
+        )
+        step = result["steps"][1]
+        assert (step["status"] == "revised") is on
+        assert any(s["source"] == "/srv/docs/cache.conf" for s in step["sources"]) is on
+        assert retriever.queries.count(QUESTION) == (4 if on else 0)  # one more search a step
+        # the model calls are the loop's: no call is added
+        assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 4
