@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "src" / "rat_agent"
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"redact"}),  # below errors, which masks its messages with it
     frozenset({"aio", "errors", "terms", "text", "timing"}),
-    frozenset({"paths"}),
+    frozenset({"paths", "served"}),
     frozenset({"providers"}),
     frozenset({"minecraft"}),
     frozenset({"retrieval"}),

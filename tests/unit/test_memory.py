@@ -307,3 +307,29 @@ def test_a_replayed_run_finds_its_own_thoughts_instead_of_duplicating_them() -> 
         (True, "stored", n["id"]) for n in first["thoughts"]
     ]
     assert Memory("thoughts").count() == 2
+
+
+def test_on_a_server_with_keys_each_user_recalls_only_their_own_thoughts() -> None:
+    """Thoughts carry what a user's documents said: a user of a server with keys (its runs
+    carry langgraph_auth_user) writes to and reads from a memory of their own."""
+
+    def as_user(llm: ScriptedModel, user: str, thread: str) -> dict:
+        graph = build_graph(llm=llm, retriever=ListRetriever(documents=documents()))
+        who = {"identity": user, "is_authenticated": True}
+        return graph.invoke(
+            {"question": "How do I make an iron pickaxe?"},
+            config={"configurable": {"thread_id": thread, "langgraph_auth_user": who}},
+            context={"memory": True, "memory_from": "steps", "output": "steps"},
+        )
+
+    def kinds(result: dict) -> list[str]:
+        return [s["kind"] for s in result["steps"][0]["sources"]]
+
+    first = as_user(model(by_step), "alice@example.com", "a1")
+    assert first["thoughts"] and Memory("thoughts").all() == []  # not the shared memory
+    silent = model(lambda answer: "CONFIDENT: 0")
+    assert kinds(as_user(silent, "bob", "b1")) == ["document", "document"]
+    assert kinds(as_user(silent, "alice@example.com", "a2")) == ["document", "document", "thought"]
+    # the CLI and an open server keep the one memory they name
+    run(model(by_step), thread="open")
+    assert len(Memory("thoughts").all()) == 2

@@ -15,11 +15,22 @@ from rat_agent.agent.context import Context
 from rat_agent.agent.state import State
 from rat_agent.errors import ConfigError, ModelError, RatError, RetrievalError
 from rat_agent.memory.thought import thought_id
+from rat_agent.served import own_collection, served_user
 
 if TYPE_CHECKING:
     from rat_agent.agent.nodes import RatNodes
 
 log = logging.getLogger(__name__)
+
+
+def memory_collection(ctx: Context) -> str:
+    """The run's thought memory: on a server with keys, each user's own, since thoughts carry
+    what that user's documents said."""
+    try:
+        user = served_user(get_config())
+    except RuntimeError:  # outside a run
+        user = ""
+    return own_collection(ctx.memory_collection, user) if user else ctx.memory_collection
 
 
 def recall(ctx: Context, query: str) -> tuple[list[Document], str]:
@@ -33,7 +44,7 @@ def recall(ctx: Context, query: str) -> tuple[list[Document], str]:
 
     try:
         found = ThoughtRetriever(
-            collection=ctx.memory_collection, k=ctx.memory_k, min_score=ctx.memory_min_score
+            collection=memory_collection(ctx), k=ctx.memory_k, min_score=ctx.memory_min_score
         ).invoke(query)
     except ConfigError:
         raise
@@ -49,7 +60,7 @@ def check_memory(ctx: Context) -> None:
     from rat_agent.memory.store import Memory  # lazy, as in recall
 
     try:
-        Memory(ctx.memory_collection).exists()
+        Memory(memory_collection(ctx)).exists()
     except RetrievalError as exc:
         log.warning("%s", exc)
 
@@ -63,7 +74,7 @@ def remember(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[s
     from rat_agent.memory.store import Memory  # lazy, as in recall
 
     ctx = nodes.context(runtime)
-    memory = Memory(ctx.memory_collection)
+    memory = Memory(memory_collection(ctx))
     cited = {
         ident
         for step in state.get("steps", [])

@@ -14,6 +14,7 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from rat_agent.retrieval.settings import DEFAULT_COLLECTION
+from rat_agent.served import served_user
 
 
 class IngestInput(TypedDict):
@@ -33,19 +34,6 @@ class IngestOutput(TypedDict):
 
 class IngestState(IngestInput, IngestOutput, total=False):
     pass
-
-
-def served_user(config: RunnableConfig) -> str:
-    """The authenticated user a server runs this for (`make serve` with keys), or ""."""
-    user = config.get("configurable", {}).get("langgraph_auth_user")
-    if user is None:
-        return ""
-    fields: dict[str, Any] = (
-        user
-        if isinstance(user, dict)
-        else {n: getattr(user, n, None) for n in ("identity", "is_authenticated")}
-    )
-    return str(fields.get("identity") or "") if fields.get("is_authenticated") else ""
 
 
 ON_SERVER = "a path on the server: its users ingest http(s) URLs only"
