@@ -399,6 +399,9 @@ def test_another_users_thread_and_runs_answer_404_to_every_action(served: Served
         first = (await alice.threads.get_history(tid))[-1]["checkpoint"]["checkpoint_id"]
         run_id = (await alice.runs.list(tid))[0]["run_id"]
         await alice.store.put_item(["notes"], "plan", {"text": "Q-510 secrets"})
+        cron: Any = await alice.crons.create_for_thread(  # off: no first run on her thread
+            tid, "rat", schedule="0 0 1 1 *", input={"question": "Q-512"}, enabled=False
+        )
         attempts: dict[str, Callable[[], Awaitable[Any]]] = {
             "read": lambda: bob.threads.get(tid),
             "state": lambda: bob.threads.get_state(tid),
@@ -417,6 +420,11 @@ def test_another_users_thread_and_runs_answer_404_to_every_action(served: Served
             "stream": lambda: _drain(bob.runs.join_stream(tid, run_id)),
             "cancel": lambda: bob.runs.cancel(tid, run_id),
             "delete run": lambda: bob.runs.delete(tid, run_id),
+            "cron on her thread": lambda: bob.crons.create_for_thread(
+                tid, "rat", schedule="0 0 1 1 *", input={"question": "Q-513"}
+            ),
+            "update cron": lambda: bob.crons.update(cron["cron_id"], schedule="0 0 2 1 *"),
+            "delete cron": lambda: bob.crons.delete(cron["cron_id"]),
             "delete": lambda: bob.threads.delete(tid),
         }
         for name, attempt in attempts.items():
@@ -424,6 +432,8 @@ def test_another_users_thread_and_runs_answer_404_to_every_action(served: Served
                 await attempt()
             assert caught.value.response.status_code == 404, (name, caught.value)
         assert await bob.runs.list(tid) == []
+        assert cron["cron_id"] not in {c["cron_id"] for c in await bob.crons.search()}
+        assert cron["cron_id"] in {c["cron_id"] for c in await alice.crons.search()}
         assert tid not in {t["thread_id"] for t in await bob.threads.search(limit=100)}
         assert len((await alice.store.search_items(["notes"]))["items"]) == 1
         assert (await bob.store.search_items(["notes"]))["items"] == []
