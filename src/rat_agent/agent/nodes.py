@@ -24,7 +24,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 
 from rat_agent.agent import code, layout, parsing, prompts
-from rat_agent.agent.context import Context
+from rat_agent.agent.context import Context, Draft
 from rat_agent.agent.extension import Drafted, Lookup, PlanRepair, domain_of, repair_for
 from rat_agent.agent.model import Call, ask
 from rat_agent.agent.remember import check_memory, recall
@@ -95,7 +95,7 @@ class RatNodes:
         """The run's plan repair extension, if its settings and source switch one on."""
         return repair_for(ctx, lambda: self._domain(ctx))
 
-    def draft_mode(self, ctx: Context) -> str:
+    def draft_mode(self, ctx: Context) -> Draft:
         """The run's draft: "auto" is the model's own answer for method rat, so a step of the
         reply a user would get changes only on evidence; the paper's chain of thought for the
         baselines, the ablations, and plans (plan repair on, or the Minecraft source)."""
