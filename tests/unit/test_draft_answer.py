@@ -244,3 +244,15 @@ def test_task_evidence_shows_each_revision_the_passages_found_for_the_question()
         assert retriever.queries.count(QUESTION) == (4 if on else 0)  # one more search a step
         # the model calls are the loop's: no call is added
         assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 4
+
+
+def test_a_sourced_draft_is_the_reply_rag_gives_then_checked_part_by_part() -> None:
+    model, retriever = scripted(), _ByQuery(documents=[])
+    graph = build_graph(llm=model, retriever=retriever)
+    result = graph.invoke({"question": QUESTION}, context={"draft": "sourced"})
+    draft_prompt = prompt_text(model.calls[0][1])
+    assert "cache-max-bytes" in draft_prompt  # written from the question's passages
+    assert prompts.RAG_ANSWER.strip() in draft_prompt  # with rag's own instruction
+    assert retriever.queries[0] == QUESTION
+    assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 4
+    assert result["answer"] == REPLY  # no part revised (the fake confirms nothing)

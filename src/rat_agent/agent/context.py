@@ -20,7 +20,7 @@ MemoryFrom = Literal["both", "steps", "answer"]
 Evidence = Literal["passages", "documents"]
 Revision = Literal["auto", "grounded", "plain"]
 ReplyFormat = Literal["auto", "json", "text"]
-Draft = Literal["auto", "cot", "answer", "goal"]
+Draft = Literal["auto", "cot", "answer", "sourced", "goal"]
 REPAIRS = ("auto", "off", "general", "minecraft")
 
 ENV_PREFIX = "RAT_"
@@ -255,7 +255,9 @@ class Context:
             "chain of thought, as the paper does; 'answer' "
             "drafts the reply the model gives when asked directly, the paper's 'draft response "
             "itself': its paragraphs, list items and code blocks are the steps, and the answer "
-            "is that reply with each part revised (output 'auto'); 'goal' (plan "
+            "is that reply with each part revised (output 'auto'); 'sourced' is 'answer' "
+            "written from the passages closest to the question (the reply method rag gives), "
+            "each part then checked as in 'answer'; 'goal' (plan "
             "repair 'minecraft') asks only what the task asks for and drafts one step that "
             "gets it, so plan repair writes the steps before it from the sources (for a "
             "model whose own drafts are mostly invented)."

@@ -110,7 +110,7 @@ class RatNodes:
         parts revised, where that is the draft; it writes one elsewhere."""
         if ctx.output != "auto":
             return ctx.output == "answer"
-        if self.draft_mode(ctx) == "answer":
+        if self.draft_mode(ctx) in ("answer", "sourced"):
             return False
         return self._domain(ctx) != "minecraft" and ctx.repair in ("auto", "off")
 
@@ -139,8 +139,16 @@ class RatNodes:
         own: list[str] = []  # draft "answer": the reply the parts are put back into
 
         def write() -> list[str]:
-            if self.draft_mode(ctx) == "answer":
-                reply = self.ask(ctx, "draft", prompts.direct_messages(question))
+            mode = self.draft_mode(ctx)
+            if mode in ("answer", "sourced"):
+                messages = (
+                    prompts.rag_messages(
+                        question, self._task_passages(ctx, question), doc_chars=doc_chars(ctx)
+                    )
+                    if mode == "sourced"
+                    else prompts.direct_messages(question)
+                )
+                reply = self.ask(ctx, "draft", messages)
                 own.append(parsing.strip_thinking(reply).strip())
                 drafts = [p.text(own[0]) for p in layout.parts(own[0], ctx.max_steps)]
                 if not drafts:
