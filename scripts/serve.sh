@@ -133,11 +133,9 @@ reach() {
     echo "$host"
 }
 
-# Aegra serves everyone as one user when it cannot load the auth file (it only logs that):
-# a worker that answers a request without a key is stopped instead.
-check_auth() {  # I PORT
-    local code
-    code="$("$PY" - "http://$(reach):$2/threads/search" <<'EOF'
+# the HTTP status of a request without a key to the worker at PORT
+keyless() {  # PORT
+    "$PY" - "http://$(reach):$1/threads/search" <<'EOF'
 import sys, urllib.error, urllib.request
 request = urllib.request.Request(sys.argv[1], data=b"{}", headers={"content-type": "application/json"})
 try:
@@ -145,7 +143,13 @@ try:
 except urllib.error.HTTPError as error:
     print(error.code)
 EOF
-)"
+}
+
+# Aegra serves everyone as one user when it cannot load the auth file (it only logs that):
+# a worker that answers a request without a key is stopped instead.
+check_auth() {  # I PORT
+    local code
+    code="$(keyless "$2")"
     if [[ "$code" != 401 ]]; then
         stop_worker "$1"
         die "worker $1 answered a request without a key ($code), so it did not load $AUTH_PATH: $(grep -i auth "$DIR/worker-$1/log" | tail -n 3)"
@@ -155,7 +159,15 @@ EOF
 start_worker() {  # I [MIGRATE]
     local i="$1" migrate="${2:-false}" w="$DIR/worker-$1" port
     mkdir -p "$w"
-    if alive "$w/pid"; then echo "http://$(reach):$(cat "$w/port")"; return 0; fi
+    if alive "$w/pid"; then
+        # a worker started before the first key was made would go on serving without auth
+        if ! auth_on || [[ "$(keyless "$(cat "$w/port")")" == 401 ]]; then
+            echo "http://$(reach):$(cat "$w/port")"
+            return 0
+        fi
+        log "worker $i serves without auth: restarting it with auth"
+        stop_worker "$i"
+    fi
     if [[ "$BASE_PORT" == 0 ]]; then  # any free port, kept across restarts of this worker
         port="$(cat "$w/port" 2>/dev/null || free_port)"
     else
@@ -166,7 +178,8 @@ start_worker() {  # I [MIGRATE]
         if [[ -f "$DIR/imports" ]]; then export RAT_IMPORTS="$(cat "$DIR/imports")"; fi
         DATABASE_URL="$(cat "$DIR/database_url")" REDIS_BROKER_ENABLED=true \
             REDIS_URL="$(cat "$DIR/redis/url")" AEGRA_CONFIG="$DIR/aegra.json" \
-            HOST="$(cat "$DIR/host")" RAT_SERVE_KEYS="$(cat "$DIR/keys")" PORT="$port" RUN_MIGRATIONS_ON_STARTUP="$migrate" LOG_VERBOSITY=standard \
+            HOST="$(cat "$DIR/host")" RAT_SERVE_KEYS="$(cat "$DIR/keys")" PORT="$port" \
+            RUN_MIGRATIONS_ON_STARTUP="$migrate" LOG_VERBOSITY=standard \
             setsid "$PY" -m aegra_api.main >>"$w/log" 2>&1 </dev/null &
         echo $! >"$w/pid"
     )

@@ -479,7 +479,7 @@ def test_no_key_a_malformed_key_or_a_revoked_key_gets_401(served: Served) -> Non
 
 
 def test_no_key_reaches_a_log_a_checkpoint_or_a_thread(served: Served) -> None:
-    """Run last in this module: every key has been used by then, in runs on both workers."""
+    """Run after every other test on the module's workers: each key has been used by then."""
     secrets = [key.split("_", 2)[2] for key in served.keys.values()]
     # every file the server wrote (logs, Redis, PostgreSQL's files and WAL), then every row
     texts = []
@@ -502,3 +502,26 @@ def test_no_key_reaches_a_log_a_checkpoint_or_a_thread(served: Served) -> None:
     assert "alice" in blob  # owners are stored: the search covered what holds them
     for secret in secrets:
         assert secret not in blob and secret.encode().hex() not in blob
+
+
+def test_workers_started_open_take_up_auth_when_started_again_after_the_first_key() -> None:
+    """`make serve`, then `rat serve-keys add`, then `make serve` again: the running worker
+    must not go on serving everyone as one user."""
+    folder = tempfile.mkdtemp(prefix="rat-serve-")
+    env = {
+        **os.environ,
+        "RAT_SERVE_DIR": folder,
+        "RAT_SERVE_PORT": "0",
+        "RAT_SERVE_KEYS": str(Path(folder) / "keys.json"),
+        "RAT_KEEP_ALIVE": "0",
+    }
+    try:
+        (url,) = _serve(folder, "start", "1", env=env)
+        assert run(get_client(url=url, api_key=None).threads.search()) == []  # open
+        key = serve_keys("add", "alice", env=env)
+        (again,) = _serve(folder, "start", "1", env=env)
+        with pytest.raises(AuthenticationError):
+            run(get_client(url=again, api_key=None).threads.search())
+        assert run(get_client(url=again, api_key=key).threads.search()) == []
+    finally:
+        _serve(folder, "stop", env=env)
