@@ -65,9 +65,6 @@ class KeyFile:
         self.path = path or key_file()
         self._seen: tuple[tuple[int, int, int], dict[str, KeyRecord]] | None = None
 
-    def exists(self) -> bool:
-        return self.path.is_file()
-
     def records(self) -> list[KeyRecord]:
         """Every key made, revoked ones included; none when the file does not exist."""
         try:
