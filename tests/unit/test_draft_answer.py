@@ -226,26 +226,6 @@ class _ByQuery(ListRetriever):
         return [Document(page_content="Restart the server with the service manager.")]
 
 
-def test_task_evidence_shows_each_revision_the_passages_found_for_the_question() -> None:
-    def revise(step: str, messages: list[BaseMessage]) -> str:
-        if "memory limit" in step and "cache-max-bytes" in prompt_text(messages):
-            return f"FACT: {FACT}\nSTEP: Set cache-max-bytes 2gb."
-        return "FACT: NONE\nSTEP: " + step
-
-    for on in (False, True):
-        model, retriever = scripted(revise), _ByQuery(documents=[])
-        graph = build_graph(llm=model, retriever=retriever)
-        result = graph.invoke(
-            {"question": QUESTION}, context={"draft": "answer", "task_evidence": on}
-        )
-        step = result["steps"][1]
-        assert (step["status"] == "revised") is on
-        assert any(s["source"] == "/srv/docs/cache.conf" for s in step["sources"]) is on
-        assert retriever.queries.count(QUESTION) == (4 if on else 0)  # one more search a step
-        # the model calls are the loop's: no call is added
-        assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 4
-
-
 def test_a_sourced_draft_is_the_reply_rag_gives_then_checked_part_by_part() -> None:
     model, retriever = scripted(), _ByQuery(documents=[])
     graph = build_graph(llm=model, retriever=retriever)

@@ -183,15 +183,6 @@ class Context:
             "retrieval (evidence 'passages'; 50-8000)."
         },
     )
-    task_evidence: bool = field(
-        default=False,
-        metadata={
-            "description": "Each step's revision also reads the passages closest to the "
-            "task itself (one more search, with the question), beside its own query's: a "
-            "step's query seldom finds the setting the question asks for. Not where plan "
-            "repair runs, whose steps each need their own recipe."
-        },
-    )
     revision: Revision = field(
         default="auto",
         metadata={

@@ -254,13 +254,8 @@ class RatNodes:
         found = focus(
             ctx, [*docs, *map(as_dict, thoughts_found)], [state["query"], parsing.head(draft)]
         )
-        documents = found.documents
-        if ctx.task_evidence and self.repair(ctx) is None:
-            seen = {d["content"] for d in documents}
-            task = self._task_passages(ctx, state["question"])
-            documents = [*documents, *(d for d in task if d["content"] not in seen)]
-        _sources_event(state, documents, problem)
-        return {"documents": documents, "support": found.support, "retrieval_error": problem}
+        _sources_event(state, found.documents, problem)
+        return {"documents": found.documents, "support": found.support, "retrieval_error": problem}
 
     def search(self, ctx: Context, query: str) -> list[dict[str, str]]:
         """The knowledge source's top-k documents for a query, any failure typed."""
