@@ -14,11 +14,13 @@ import time
 from pathlib import Path
 
 from rat_agent import Context, build_graph
+from rat_agent.minecraft.simulator import check_plan
 from rat_agent.providers.chat import get_chat_model
 from rat_agent.providers.stats import RunStats
 from rat_agent.retrieval import get_retriever
 
 QUESTION = "How do I obtain a diamond pickaxe in Minecraft?"
+GOAL = "diamond_pickaxe"
 OUT = Path(__file__).parent / "results" / "demo.md"
 
 
@@ -26,6 +28,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--model", default="local")
     parser.add_argument("--question", default=QUESTION)
+    parser.add_argument("--goal", default=GOAL, help="the item the plan must end holding")
     args = parser.parse_args()
 
     context = {"model": args.model, "retriever": "minecraft"}
@@ -63,6 +66,14 @@ def main() -> None:
         for name, u in kinds
     )
     revised = sum(step["status"] == "revised" for step in result["steps"])
+    # as correct as before: the strict plan checker the Minecraft benchmark scores with
+    check = check_plan(args.goal, result["answer"])
+    where = f"step {check.failed_step}: " if check.failed_step else ""
+    verdict = (
+        "executable (the plan checker runs every step and ends holding the goal)"
+        if check.executable
+        else f"not executable: {where}{check.reason}"
+    )
     text = (
         f"# Demo run: cost\n\nCommand: `.venv/bin/python benchmarks/demo.py"
         f"{'' if args.model == 'local' else ' --model ' + args.model}`  \n"
@@ -70,6 +81,7 @@ def main() -> None:
         f"defaults otherwise · {platform.machine()}, {_cores()} cores\n\n"
         f"Question: {args.question}\n\n{table}\n\n"
         f"{revised} of {len(result['steps'])} steps changed by their revision.\n\n"
+        f"Plan: {verdict}.\n\n"
         f"## Answer\n\n```\n{result['answer']}\n```\n"
     )
     OUT.write_text(text)

@@ -669,3 +669,33 @@ def test_make_is_no_mining() -> None:
     does not go looking for one."""
     failed(check_plan("stick", "STEP 1: Make 2 sticks"), 1, "stick")
     assert check_plan("stick", "STEP 1: Collect 2 sticks").executable
+
+
+def test_what_a_step_does_its_work_with_must_be_in_hand() -> None:
+    """ "Kill a rabbit with a bow" is no step for a player with no bow (the demo's plan had
+    it); either of two things named with "or" will do."""
+    failed(check_plan("rabbit", "STEP 1: Kill a rabbit with an arrow or bow."), 1, "bow")
+    plan = WOODEN_PICKAXE + (
+        "STEP 6: Kill 3 spiders to get 3 string\nSTEP 7: Craft a bow from 3 sticks and 3 string\n"
+    )
+    assert check_plan("bow", plan).executable, check_plan("bow", plan)
+    result = check_plan("rabbit", plan + "STEP 8: Kill a rabbit with an arrow or bow.")
+    assert result.executable, result
+
+
+def test_a_drop_counted_in_the_next_clause_comes_from_the_mobs_named_before_it() -> None:
+    """ "Kill a rabbit and get 4 rabbit hide": one rabbit drops one hide at most, and "4
+    rabbit hide" names the item, not four rabbits."""
+    failed(check_plan("rabbit_hide", "STEP 1: Kill a rabbit and get 4 rabbit hide."), 1)
+    result = check_plan("rabbit_hide", "STEP 1: Kill 4 rabbits and get 4 rabbit hide.")
+    assert result.executable, result
+
+
+def test_every_product_a_mining_step_counts_is_mined() -> None:
+    """ "Mine 3 coal ore and 3 iron ore" gets both; "and 2 oak planks" gets nothing, since
+    planks are made, never mined."""
+    plan = STONE_PICKAXE + "STEP 8: Mine 3 coal ore and 3 iron ore using the stone pickaxe\n"
+    assert check_plan("raw_iron", plan).executable, check_plan("raw_iron", plan)
+    assert check_plan("coal", plan).executable
+    plan = STONE_PICKAXE + "STEP 8: Mine 3 coal ore and 2 oak planks with the stone pickaxe\n"
+    failed(check_plan("coal", plan), 8, "oak_planks")

@@ -39,6 +39,7 @@ Rules, in short (see `_Sim` for details):
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter
 from collections.abc import Collection, Sequence
@@ -206,6 +207,9 @@ def _is_tool(name: str) -> bool:
 class _Sim:
     world: World
     inventory: Counter[str] = field(default_factory=Counter)
+    # the step's clauses before the one being run: "kill a cow and take its leather"
+    # names in one clause the mob the next one's drop comes from
+    before: Sequence[Clause] = ()
 
     def have(self, name: str) -> int:
         return self.inventory[name]
@@ -233,7 +237,7 @@ class _Sim:
         possible: list[Action] = []
         verb = clause.text.split()[clause.verb_at]
         for action in ("craft", "smelt") if verb in MAKE_VERBS else ("mine", "craft", "smelt"):
-            trial = _Sim(self.world, Counter(self.inventory))
+            trial = _Sim(self.world, Counter(self.inventory), self.before)
             try:
                 trial.do(action, clause)
             except PlanError:
@@ -379,13 +383,34 @@ class _Sim:
             tool = tools[0].candidates[0]
             if not self.have(tool):
                 raise PlanError(f"no {tool} in the inventory")
+        # what the step does it with must be in hand: "kill a rabbit with a bow" needs a bow
+        used = [
+            m
+            for m in clause.mentions
+            if m.prep in ("with", "using")
+            and m not in tools
+            and not set(m.candidates) & set(target.candidates)  # "chop a tree (1 log)"
+        ]
+        if used and not any(self.have(c) for m in used for c in m.candidates):
+            names_used = " or ".join(m.candidates[0] for m in used)
+            raise PlanError(f"the step uses {names_used}, and there is none in hand")
+        # every product it counts is got: "mine 3 diamonds and 2 sticks" mines no stick
+        for other in clause.mentions:
+            if (
+                other is not target
+                and other.count
+                and other.prep is None
+                and other not in tools
+                and not (target in wanted and other in blocks)
+            ):
+                self.mine(dataclasses.replace(clause, mentions=[other, *tools, *used]))
         names = target.candidates
         if target in wanted and blocks:  # "mine iron ore to get iron": raw iron, no ingot
             names = tuple(n for n in names if any(self._drops(b, n) for b in blocks))
         given = self._source_count(clause, names, [target, *tools])
         # a tree is many logs, however a step counts it ("punch a tree to get 3 logs")
         trees = any(set(b.candidates) & set(LOGS) for b in blocks)
-        if target.count and given and target in wanted and target.count > given and not trees:
+        if target.count and given and target.count > given and not trees:
             raise PlanError(f"what the step mines gives {given} {names[0]}, not {target.count}")
         count = target.count or given or 1
         problems: list[str] = []
@@ -455,16 +480,26 @@ class _Sim:
 
     def _mobs_named(self, clause: Clause, name: str) -> list[int | None]:
         """The count of each mob the step names that drops `name` ("3 cows" for leather:
-        3; "a spider": 1; "spiders": None). Mobs are no items, so they are read here."""
-        tokens = clause.text.split()
-        found: list[int | None] = []
-        for mob in sorted(self.world.mob_sources.get(name, ())):
-            *first, last = mob.split("_")
-            n = len(first) + 1
-            for k in range(len(tokens) - n + 1):
-                if tokens[k : k + n - 1] == first and tokens[k + n - 1] in (last, last + "s"):
-                    found.append(count_at(tokens, k, k + n))
-        return found
+        3; "a spider": 1; "spiders": None), in the clause or else in the step's clauses before
+        it. Mobs are no items, so they are read here."""
+        for source in (clause, *reversed(self.before)):
+            tokens = source.text.split()
+            # "4 rabbit hide" names an item, not 4 rabbits
+            items = {m.start for m in source.mentions}
+            found: list[int | None] = []
+            for mob in sorted(self.world.mob_sources.get(name, ())):
+                *first, last = mob.split("_")
+                n = len(first) + 1
+                for k in range(len(tokens) - n + 1):
+                    if k in items and not any(
+                        mob in m.candidates for m in source.mentions if m.start == k
+                    ):
+                        continue
+                    if tokens[k : k + n - 1] == first and tokens[k + n - 1] in (last, last + "s"):
+                        found.append(count_at(tokens, k, k + n))
+            if found:
+                return found
+        return []
 
     def _how_hint(self, target: Mention) -> str:
         name = target.candidates[0]
@@ -784,7 +819,8 @@ def _check_steps(goal_id: str, steps: Sequence[str]) -> PlanCheck:
             actions = [c for c in clauses if c.verb_at >= 0]
             if not actions:
                 raise PlanError(f"no action verb (mine, craft, smelt ...) in '{step}'")
-            for clause in actions:
+            for at, clause in enumerate(actions):
+                sim.before = actions[:at]
                 sim.run(clause)
         except PlanError as exc:
             return PlanCheck(False, number, f"STEP {number}: {exc}")
