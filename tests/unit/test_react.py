@@ -87,3 +87,49 @@ def test_a_failed_search_is_told_to_the_agent_which_still_answers() -> None:
 def test_the_cap_is_checked() -> None:
     with pytest.raises(ConfigError, match="max_calls must be between 1 and 64"):
         Context(method="react", max_calls=0)
+
+
+def written(calls: list[str]) -> AgentModel:
+    """Writes each call as text, as the bundled model does: a JSON object naming the tool
+    in a code block after some words (once with the doubled braces of its template)."""
+
+    def respond(tools: list[str], messages: list[BaseMessage]) -> AIMessage:
+        done = sum(isinstance(m, ToolMessage) for m in messages)
+        if tools and done < len(calls):
+            return AIMessage(f"Let me look that up.\n\n```json\n{calls[done]}\n```")
+        last = next((m for m in reversed(messages) if isinstance(m, ToolMessage)), None)
+        return AIMessage(f"The answer, from: {str(last.content)[:40] if last else 'memory'}")
+
+    return AgentModel(respond=respond)
+
+
+def test_a_call_written_as_json_text_is_run_as_a_call() -> None:
+    model = written(
+        [
+            '{"name": "search", "arguments": {"query": "fact number 2"}}',
+            '{{"name": "search", "arguments": {"query": "fact number 1"}}}',
+        ]
+    )
+    retriever = ListRetriever(documents=wiki_docs(2))
+    result = run(model, retriever)
+
+    assert retriever.queries == ["fact number 2", "fact number 1"]
+    assert result["answer"].startswith("The answer, from: <documents>")
+    assert result["steps"][0]["query"] == "fact number 2; fact number 1"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"name": "lookup", "arguments": {"query": "x"}}',  # no such tool
+        '{"name": "search", "parameters": {"type": "object", "properties": {}}}',  # its schema
+        '{"name": "search", "arguments": {}}',  # no arguments
+        'Set {"name": "search"} in the file.',  # JSON in an answer
+    ],
+)
+def test_json_that_is_no_call_of_an_offered_tool_stays_the_answer(text: str) -> None:
+    model, retriever = written([text]), ListRetriever(documents=wiki_docs(2))
+    result = run(model, retriever)
+
+    assert retriever.queries == []
+    assert text in result["answer"]

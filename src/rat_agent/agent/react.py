@@ -8,12 +8,14 @@ its last allowed call is made without the tool, so it always ends in an answer.
 
 from __future__ import annotations
 
+import json
+import uuid
 from collections.abc import Callable
 from typing import Any
 
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, ToolCall
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool
 from langgraph.runtime import Runtime
@@ -52,6 +54,75 @@ class LastCallAnswers(AgentMiddleware):
         return handler(request)
 
 
+class CallsInText(AgentMiddleware):
+    """Reads a tool call a model wrote as text: a JSON object naming an offered tool and
+    its arguments ({"name": "search", "arguments": {...}}, bare or in a code block). Small
+    models write Hermes-style calls without the <tool_call> tags their own chat template
+    asks for (the bundled model does on most docs questions), and the server parses only
+    tagged ones; without this their agent never searches (benchmarks/tool_calls.py)."""
+
+    def wrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
+    ) -> ModelResponse:
+        response = handler(request)
+        offered = dict(_arguments(t) for t in request.tools)
+        last = response.result[-1] if response.result else None
+        if not offered or not isinstance(last, AIMessage) or last.tool_calls:
+            return response
+        found = calls_in_text(last.text, offered)
+        if found is None:
+            return response
+        before, calls = found
+        message = AIMessage(
+            content=before, id=last.id, tool_calls=calls, usage_metadata=last.usage_metadata
+        )
+        return ModelResponse(
+            result=[*response.result[:-1], message],
+            structured_response=response.structured_response,
+        )
+
+
+def _arguments(tool: Any) -> tuple[str, set[str]]:
+    """A tool's name and the names of its arguments."""
+    if isinstance(tool, dict):
+        spec = tool.get("function", tool)
+        return spec.get("name", ""), set((spec.get("parameters") or {}).get("properties", {}))
+    return tool.name, set(tool.args)
+
+
+def calls_in_text(text: str, offered: dict[str, set[str]]) -> tuple[str, list[ToolCall]] | None:
+    """The text before the first call, and every call, where the text holds calls of
+    offered tools; None where it holds none. An object counts only where it names an
+    offered tool and gives it arguments that tool takes: an answer quoting JSON, or the
+    model echoing the tool's schema, stays text."""
+    decoder = json.JSONDecoder()
+    calls: list[ToolCall] = []
+    start = -1
+    at = text.find("{")
+    while at >= 0:
+        try:
+            value, end = decoder.raw_decode(text, at)
+        except ValueError:
+            at = text.find("{", at + 1)
+            continue
+        if (
+            isinstance(value, dict)
+            and value.get("name") in offered
+            and isinstance(args := value.get("arguments", value.get("parameters")), dict)
+            and args
+            and set(args) <= offered[value["name"]]
+        ):
+            calls.append(ToolCall(name=value["name"], args=args, id=f"call_{uuid.uuid4().hex}"))
+            start = at if start < 0 else start
+            at = text.find("{", end)
+        else:
+            at = text.find("{", at + 1)
+    if not calls:
+        return None
+    before = text[:start].rstrip().removesuffix("{").rstrip()
+    return before.removesuffix("```json").removesuffix("```").rstrip(), calls
+
+
 def react(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = context_of(runtime)
     check_sources(nodes, ctx)
@@ -69,7 +140,8 @@ def react(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[str,
         return prompts.documents_text(docs, doc_chars(ctx)) if docs else "Nothing found."
 
     tool = StructuredTool.from_function(search, description=prompts.SEARCH_TOOL)
-    agent = create_agent(nodes.model(ctx), [tool], middleware=[LastCallAnswers(ctx.max_calls)])
+    middleware = [LastCallAnswers(ctx.max_calls), CallsInText()]
+    agent = create_agent(nodes.model(ctx), [tool], middleware=middleware)
     config: RunnableConfig = {"tags": ["rat:react"], "recursion_limit": 4 * ctx.max_calls + 8}
     task: Any = {"messages": prompts.react_messages(question)}
     with typed_errors():
