@@ -12,10 +12,13 @@ Rules, in short (see `_Sim` for details):
   cobblestone); naming an item ("collect 3 diamonds", "get 2 leather") gives that many of
   it, from a natural block, or from a mob: an everyday mob drop (string, leather ...) by name
   alone, any other only where the step names the mob. The block's harvest tool must be in
-  the inventory; a tool the step names must be too. A purpose ("to get X", "for X") is what
+  the inventory; a tool the step names must be too, and so must what it does its work
+  "with" or "using" ("kill a rabbit with a bow"). A purpose ("to get X", "for X") is what
   the step gets if the named block or mob drops it; a count on the block or mob only ("mine
   3 stone to get cobblestone") gives the per-block (or one per mob) drop that many times,
-  and a purpose may not claim more than its counted blocks drop.
+  and no product may claim more than its counted blocks or mobs drop, the mobs named in an
+  earlier clause of the step included ("kill a rabbit and get 4 rabbit hide" fails). Every
+  product a mining step counts is mined ("mine 3 coal ore and 3 iron ore").
 - `craft` needs a real recipe, all ingredients (alternatives such as any planks may be
   mixed) and a crafting table in the inventory for recipes larger than 2x2. A count is a
   number of items, rounded up to whole recipe batches; with no count, the counted
