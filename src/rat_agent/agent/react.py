@@ -15,7 +15,8 @@ from typing import Any
 
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain_core.messages import AIMessage, ToolCall
+from langchain_core.messages import AIMessage
+from langchain_core.messages.tool import ToolCall, tool_call
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool
 from langgraph.runtime import Runtime
@@ -112,7 +113,7 @@ def calls_in_text(text: str, offered: dict[str, set[str]]) -> tuple[str, list[To
             and args
             and set(args) <= offered[value["name"]]
         ):
-            calls.append(ToolCall(name=value["name"], args=args, id=f"call_{uuid.uuid4().hex}"))
+            calls.append(tool_call(name=value["name"], args=args, id=f"call_{uuid.uuid4().hex}"))
             start = at if start < 0 else start
             at = text.find("{", end)
         else:
