@@ -344,9 +344,9 @@ def test_json_replies_are_asked_for_with_the_quotable_lines() -> None:
     assert schema["properties"]["fact"]["enum"][0] == f"1a. {PAGE1}"
     assert len(schema["properties"]["fact"]["enum"]) == 2  # the two pages
     assert schema["required"] == ["fact", "step", "needs"]
-    assert "Page 2 says" in prompts[0]
-    # one line (fact_choices 1, the default): the quote is fixed before the call, and the
-    # reply is not made to copy it
+    assert "FACT (the line" not in prompts[0]
+    # one line (fact_choices 1, the default): the quote is fixed before the call, shown
+    # after the step, and the reply is not made to copy it
     seen.clear()
     prompts.clear()
 
@@ -359,9 +359,8 @@ def test_json_replies_are_asked_for_with_the_quotable_lines() -> None:
     schema = seen[0]["json_schema"]["schema"]
     assert schema["required"] == ["step", "needs"]
     assert "fact" not in schema["properties"]
-    # the one line is all it is shown of the documents
-    assert f"1a. {PAGE1}" in prompts[0]
-    assert "Page 2 says" not in prompts[0]
+    assert "draft):\nGet 2 logs.\n\nFACT (the line of the documents it is checked " in prompts[0]
+    assert f"against):\n1a. {PAGE1}\n" in prompts[0]
     assert '"fact"' not in prompts[0]  # the instruction asks for the step and needs only
     assert result["steps"][0]["revised"] == "Chop 2 logs."
     assert result["steps"][0]["fact"] == PAGE1

@@ -48,18 +48,3 @@ def test_a_fact_is_fixed_only_where_the_schema_leaves_one_line_to_quote() -> Non
     assert prompts.fixed_fact(two, [line, "2a. Other."]) == ""
     assert prompts.fixed_fact(prompts.revision_schema([], needs=True, none=False), []) == ""
     assert prompts.fixed_fact(None, [line]) == ""  # a text reply
-
-
-def test_a_fixed_quote_is_shown_alone_in_its_document() -> None:
-    docs = [
-        {"title": "Stick", "source": "wiki/Stick", "content": "Sticks drop from leaves.\nX"},
-        {"title": "Planks", "source": "wiki/Planks", "content": "2 Planks gives 4 Stick.\nY"},
-    ]
-    for doc in docs:
-        doc["passages"] = "0,1"
-    line = "2a. 2 Planks gives 4 Stick."
-    assert line in prompts.facts(docs, 1000)
-    shown = prompts.only_line(docs, line)
-    assert [(d["title"], d["content"]) for d in shown] == [("Planks", "2 Planks gives 4 Stick.")]
-    assert prompts.facts(shown, 1000) == ["1a. 2 Planks gives 4 Stick."]
-    assert prompts.only_line(docs, "9a. no such document") == docs

@@ -217,25 +217,10 @@ def revision_schema(
 
 def fixed_fact(schema: dict[str, Any] | None, quotable: Sequence[str]) -> str:
     """The line a revision's schema leaves no choice but to quote, if any: it is known
-    before the call, so the model is shown that line alone and need not copy it token by
-    token (a quote is most of a revision's reply, and so of its time)."""
+    before the call, so the model need not copy it token by token (a quote is most of a
+    revision's reply, and so of its time)."""
     choices = (schema or {}).get("properties", {}).get("fact", {}).get("enum", [])
     return str(choices[0]) if len(choices) == 1 and choices[0] in quotable else ""
-
-
-_LABEL = re.compile(r"^(\d+)[a-z]+\. ")
-
-
-def only_line(documents: Sequence[dict[str, str]], line: str) -> list[dict[str, str]]:
-    """The document of a fixed quote (`line` as `facts` labels it), cut to that line: with
-    the quote decided, the other passages can only pull the step away from it (a small
-    model wrote "Mine oak leaves to get sticks" beside the sticks recipe it was given)."""
-    label = _LABEL.match(line)
-    n = int(label.group(1)) if label else 0
-    if not 1 <= n <= len(documents):
-        return list(documents)
-    text = line[label.end() :] if label else line
-    return [{**documents[n - 1], "content": text, "passages": "0"}]
 
 
 def without_fact(schema: dict[str, Any]) -> dict[str, Any]:
@@ -302,17 +287,20 @@ def grounded_messages(
     *,
     doc_chars: int,
     instruction: str,
+    fact: str = "",
 ) -> list[BaseMessage]:
     """The grounded revision: task, instruction, passages and the step; a reply that quotes
     a line first. `instruction` is the core's (REVISE_GROUNDED or its JSON form) or a plan
-    repair extension's.
+    repair extension's. A `fact` fixed before the call is shown after the step, and the
+    reply does not quote it.
 
     It is not shown the plan so far: a small model shown earlier steps copies them instead
     of the line it quotes.
     """
+    given = f"FACT (the line of the documents it is checked against):\n{fact}\n\n" if fact else ""
     tail = (
         f"{instruction}\n\n{_documents(documents, doc_chars)}Current step (STEP {number}, "
-        f"draft):\n{step}\n\n{GROUNDED_REMINDER}"
+        f"draft):\n{step}\n\n{given}{GROUNDED_REMINDER}"
     )
     return [SystemMessage(SYSTEM), HumanMessage(_head(question, []) + tail)]
 

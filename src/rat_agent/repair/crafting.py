@@ -55,15 +55,14 @@ REVISE_JSON = (
     'mixer.", "needs": ["2 flour", "1 water", "a mixer"]}'
 )
 
-_LINE_STEP = _STEP.replace("that fact", "that line")
-# The quote fixed before the call (fact_choices 1: the best passage), the one line shown:
+# The fact fixed before the call (fact_choices 1: the best passage), shown after the step:
 # the reply is the step and its needs only.
 REVISE_GIVEN_JSON = (
-    "Rewrite the current step to follow the line of the documents that follow, which says "
-    f'how to make or do what the current step is about. Reply with JSON: "step" is {_LINE_STEP}, '
-    'or "DROP: <the reason>" if the task does not need this step; "needs" lists '
-    f"{_NEEDS}.\n"
-    'For example, for the draft step "Make some dough." and the line "2a. Dough: 2 Flour + '
+    "Check the current step against the documents that follow and the FACT after it, the "
+    "line of the documents that says how to make or do what the current step is about. "
+    f'Reply with JSON: "step" is {_STEP}, or "DROP: <the reason>" if the task does not need '
+    f'this step; "needs" lists {_NEEDS}.\n'
+    'For example, for the draft step "Make some dough." and the FACT "2a. Dough: 2 Flour + '
     '1 Water, in a Mixer, gives 1 Dough.", reply {"step": "Mix 1 dough from 2 flour and 1 '
     'water in a mixer.", "needs": ["2 flour", "1 water", "a mixer"]}'
 )

@@ -48,8 +48,8 @@ class Domain(Protocol):
 
     def instruction(self, as_json: bool, given: bool = False) -> str:
         """The revision's instruction: a quote, the step, and what the step needs; `given`:
-        the quote was fixed before the call (the one line shown), and the JSON reply has no
-        "fact"."""
+        the quote was fixed before the call (shown after the step), and the JSON reply
+        has no "fact"."""
         ...
 
     def quotable(self, documents: Sequence[dict[str, str]], ctx: Context) -> list[str]: ...
@@ -254,9 +254,10 @@ class Repair:
                 state["question"],
                 draft,
                 number,
-                prompts.only_line(documents, given) if given else documents,
+                documents,
                 doc_chars=doc_chars(ctx),
                 instruction=self.domain.instruction(as_json, given=bool(given)),
+                fact=given,
             )
             if schema is not None and given:
                 schema = prompts.without_fact(schema)
