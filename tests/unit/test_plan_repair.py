@@ -316,7 +316,6 @@ def test_plain_revision_sees_the_revised_past_and_grounded_does_not() -> None:
 
 def test_json_replies_are_asked_for_with_the_quotable_lines() -> None:
     seen: list[dict[str, Any]] = []
-    prompts: list[str] = []
 
     class JsonModel(ScriptedModel):
         def _generate(
@@ -328,7 +327,6 @@ def test_json_replies_are_asked_for_with_the_quotable_lines() -> None:
         ) -> Any:
             if "response_format" in kwargs:
                 seen.append(kwargs["response_format"])
-                prompts.append(prompt_text(messages))
             return super()._generate(messages, stop, run_manager, **kwargs)
 
     def respond(kind: str, messages: list[BaseMessage]) -> str:
@@ -336,34 +334,12 @@ def test_json_replies_are_asked_for_with_the_quotable_lines() -> None:
             return "STEP 1: Get 2 logs."
         return json.dumps({"fact": f"1a. {PAGE1}", "step": "Chop 2 logs.", "needs": []})
 
-    # several lines to choose from (fact_choices): the reply quotes one of them
-    result, _ = run(JsonModel(respond=respond, calls=[]), reply_format="json", fact_choices=3)
+    result, _ = run(JsonModel(respond=respond, calls=[]), reply_format="json")
     assert result["steps"][0]["revised"] == "Chop 2 logs."
     assert result["steps"][0]["fact"] == PAGE1
     schema = seen[0]["json_schema"]["schema"]
     assert schema["properties"]["fact"]["enum"][0] == f"1a. {PAGE1}"
-    assert len(schema["properties"]["fact"]["enum"]) == 2  # the two pages
     assert schema["required"] == ["fact", "step", "needs"]
-    assert "FACT (the line" not in prompts[0]
-    # one line (fact_choices 1, the default): the quote is fixed before the call, shown
-    # after the step, and the reply is not made to copy it
-    seen.clear()
-    prompts.clear()
-
-    def unquoted(kind: str, messages: list[BaseMessage]) -> str:
-        if kind == "draft":
-            return "STEP 1: Get 2 logs."
-        return json.dumps({"step": "Chop 2 logs.", "needs": []})
-
-    result, _ = run(JsonModel(respond=unquoted, calls=[]), reply_format="json")
-    schema = seen[0]["json_schema"]["schema"]
-    assert schema["required"] == ["step", "needs"]
-    assert "fact" not in schema["properties"]
-    assert "draft):\nGet 2 logs.\n\nFACT (the line of the documents it is checked " in prompts[0]
-    assert f"against):\n1a. {PAGE1}\n" in prompts[0]
-    assert '"fact"' not in prompts[0]  # the instruction asks for the step and needs only
-    assert result["steps"][0]["revised"] == "Chop 2 logs."
-    assert result["steps"][0]["fact"] == PAGE1
     # a model given in code gets plain text unless json is asked for
     seen.clear()
     run(JsonModel(respond=respond, calls=[]))

@@ -6,7 +6,6 @@ import re
 
 import pytest
 
-from rat_agent.agent import prompts
 from rat_agent.agent.prompts import revise_messages
 
 SPELLINGS = (
@@ -34,17 +33,3 @@ def test_a_delimiter_in_retrieved_text_is_defused(spelling: str, passages: bool)
     block = lowered.split("<documents>", 1)[1].split("</documents>", 1)[0]
     assert "new instructions" in block and "evil" in block
     assert not re.search(r"<\s*/?\s*documents", block)  # no spelling of the tag survives
-
-
-def test_a_fact_is_fixed_only_where_the_schema_leaves_one_line_to_quote() -> None:
-    line = "1a. Crafting: 1 Oak Log gives 4 Oak Planks."
-    one = prompts.revision_schema([line], needs=True, none=False)
-    assert prompts.fixed_fact(one, [line]) == line
-    assert list(prompts.without_fact(one)["properties"]) == ["step", "needs"]
-    assert prompts.without_fact(one)["required"] == ["step", "needs"]
-    # "none" beside it, two lines, or nothing to quote: the model chooses, so it replies
-    assert prompts.fixed_fact(prompts.revision_schema([line], needs=True), [line]) == ""
-    two = prompts.revision_schema([line, "2a. Other."], needs=True, none=False)
-    assert prompts.fixed_fact(two, [line, "2a. Other."]) == ""
-    assert prompts.fixed_fact(prompts.revision_schema([], needs=True, none=False), []) == ""
-    assert prompts.fixed_fact(None, [line]) == ""  # a text reply

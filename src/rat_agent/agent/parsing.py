@@ -506,12 +506,8 @@ _LABEL_OF_LINE = re.compile(r"^\s*\[?\d{1,2}[a-z]{1,2}[.)\]]\s+")
 
 
 def _fact(value: object) -> str:
-    return unlabelled(_text(value))
-
-
-def unlabelled(line: str) -> str:
     """A quoted passage without the label the documents showed it with ("1a. ")."""
-    return _LABEL_OF_LINE.sub("", line, count=1)
+    return _LABEL_OF_LINE.sub("", _text(value), count=1)
 
 
 def _text(value: object) -> str:

@@ -215,20 +215,6 @@ def revision_schema(
     }
 
 
-def fixed_fact(schema: dict[str, Any] | None, quotable: Sequence[str]) -> str:
-    """The line a revision's schema leaves no choice but to quote, if any: it is known
-    before the call, so the model need not copy it token by token (a quote is most of a
-    revision's reply, and so of its time)."""
-    choices = (schema or {}).get("properties", {}).get("fact", {}).get("enum", [])
-    return str(choices[0]) if len(choices) == 1 and choices[0] in quotable else ""
-
-
-def without_fact(schema: dict[str, Any]) -> dict[str, Any]:
-    """A revision schema whose reply does not quote (the fact was fixed before the call)."""
-    properties = {k: v for k, v in schema["properties"].items() if k != "fact"}
-    return {**schema, "properties": properties, "required": list(properties)}
-
-
 def code_schema(quotable: Sequence[str]) -> dict[str, Any]:
     """A code revision's JSON: a line shown (or "none") and the whole code."""
     return {
@@ -287,20 +273,17 @@ def grounded_messages(
     *,
     doc_chars: int,
     instruction: str,
-    fact: str = "",
 ) -> list[BaseMessage]:
     """The grounded revision: task, instruction, passages and the step; a reply that quotes
     a line first. `instruction` is the core's (REVISE_GROUNDED or its JSON form) or a plan
-    repair extension's. A `fact` fixed before the call is shown after the step, and the
-    reply does not quote it.
+    repair extension's.
 
     It is not shown the plan so far: a small model shown earlier steps copies them instead
     of the line it quotes.
     """
-    given = f"FACT (the line of the documents it is checked against):\n{fact}\n\n" if fact else ""
     tail = (
         f"{instruction}\n\n{_documents(documents, doc_chars)}Current step (STEP {number}, "
-        f"draft):\n{step}\n\n{given}{GROUNDED_REMINDER}"
+        f"draft):\n{step}\n\n{GROUNDED_REMINDER}"
     )
     return [SystemMessage(SYSTEM), HumanMessage(_head(question, []) + tail)]
 

@@ -55,18 +55,6 @@ REVISE_JSON = (
     'mixer.", "needs": ["2 flour", "1 water", "a mixer"]}'
 )
 
-# The fact fixed before the call (fact_choices 1: the best passage), shown after the step:
-# the reply is the step and its needs only.
-REVISE_GIVEN_JSON = (
-    "Check the current step against the documents that follow and the FACT after it, the "
-    "line of the documents that says how to make or do what the current step is about. "
-    f'Reply with JSON: "step" is {_STEP}, or "DROP: <the reason>" if the task does not need '
-    f'this step; "needs" lists {_NEEDS}.\n'
-    'For example, for the draft step "Make some dough." and the FACT "2a. Dough: 2 Flour + '
-    '1 Water, in a Mixer, gives 1 Dough.", reply {"step": "Mix 1 dough from 2 flour and 1 '
-    'water in a mixer.", "needs": ["2 flour", "1 water", "a mixer"]}'
-)
-
 
 class Crafting:
     """The Minecraft domain of plan repair (repair/plan.Domain)."""
@@ -74,9 +62,7 @@ class Crafting:
     goals = True
     drops = True
 
-    def instruction(self, as_json: bool, given: bool = False) -> str:
-        if as_json and given:
-            return REVISE_GIVEN_JSON
+    def instruction(self, as_json: bool) -> str:
         return REVISE_JSON if as_json else REVISE
 
     def quotable(self, documents: Sequence[dict[str, str]], ctx: Context) -> list[str]:

@@ -71,8 +71,7 @@ class General:
     goals = False
     drops = False
 
-    def instruction(self, as_json: bool, given: bool = False) -> str:
-        # never given: the schema always offers "none" besides the lines shown
+    def instruction(self, as_json: bool) -> str:
         return REVISE_JSON if as_json else REVISE
 
     def quotable(self, documents: Sequence[dict[str, str]], ctx: Context) -> list[str]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Any, Protocol
 
 from langgraph.runtime import Runtime
@@ -46,10 +45,8 @@ class Domain(Protocol):
     goals: bool  # it can tell a step that makes the goal: a goal call, stop_at_goal, reach_goal
     drops: bool  # draft steps its sources do not support are dropped (min_support)
 
-    def instruction(self, as_json: bool, given: bool = False) -> str:
-        """The revision's instruction: a quote, the step, and what the step needs; `given`:
-        the quote was fixed before the call (shown after the step), and the JSON reply
-        has no "fact"."""
+    def instruction(self, as_json: bool) -> str:
+        """The revision's instruction: a quote, the step, and what the step needs."""
         ...
 
     def quotable(self, documents: Sequence[dict[str, str]], ctx: Context) -> list[str]: ...
@@ -247,24 +244,17 @@ class Repair:
             step["sources"] = before["sources"]
         else:
             as_json = model.constrained(ctx)
-            quotable = self.domain.quotable(documents, ctx)
-            schema = self.domain.schema(quotable) if as_json else None
-            given = prompts.fixed_fact(schema, quotable)
             messages = prompts.grounded_messages(
                 state["question"],
                 draft,
                 number,
                 documents,
                 doc_chars=doc_chars(ctx),
-                instruction=self.domain.instruction(as_json, given=bool(given)),
-                fact=given,
+                instruction=self.domain.instruction(as_json),
             )
-            if schema is not None and given:
-                schema = prompts.without_fact(schema)
-            parsed = parsing.parse_revision(model.ask(ctx, "revise", messages, schema), number)
-            found, why = self.domain.reply(
-                replace(parsed, fact=parsing.unlabelled(given)) if given else parsed, meta["makes"]
-            )
+            schema = self.domain.schema(self.domain.quotable(documents, ctx)) if as_json else None
+            reply = model.ask(ctx, "revise", messages, schema)
+            found, why = self.domain.reply(parsing.parse_revision(reply, number), meta["makes"])
         step["note"] = step["note"] or why
         if found.drop is not None:
             step.update(
