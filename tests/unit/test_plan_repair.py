@@ -114,23 +114,35 @@ def test_prerequisites_are_inserted_checked_and_the_step_checked_again() -> None
 
 def test_an_inserted_step_is_checked_causally() -> None:
     """Its query and revision see the task and its own draft, never the step waiting on it;
-    it looks itself up (no query call), and the waiting step is checked again after it."""
-    model = grounded_model("STEP 1: Craft a chest.")
-    run(model, query_mode="llm")
-    checked = [
-        (kind, current_step(m), prompt_text(m))
-        for kind, m in model.calls
-        if kind in ("query", "revise")
-    ]
-    for _, step, text in checked:
-        assert QUESTION in text
-        if step.startswith("Get "):
-            assert "at a crafting table" not in text  # the chest, revised, waits after it
-    queried = [step for kind, step, _ in checked if kind == "query"]
-    # checked again, twice, looking up what it was for rather than its corrected text
-    assert queried == ["Craft a chest."] * 3
-    revised = [step for kind, step, _ in checked if kind == "revise" and "chest" in step]
-    assert revised == ["Craft a chest."] + ["Craft 1 chest from 8 planks at a crafting table."] * 2
+    it looks itself up (no query call). The waiting step is checked again after it, from its
+    own revision (reuse_repairs, the default), or asked again (off)."""
+    for reuse in (True, False):
+        model = grounded_model("STEP 1: Craft a chest.")
+        result, _ = run(model, query_mode="llm", reuse_repairs=reuse)
+        checked = [
+            (kind, current_step(m), prompt_text(m))
+            for kind, m in model.calls
+            if kind in ("query", "revise")
+        ]
+        for _, step, text in checked:
+            assert QUESTION in text
+            if step.startswith("Get "):
+                assert "at a crafting table" not in text  # the chest, revised, waits after it
+        queried = [step for kind, step, _ in checked if kind == "query"]
+        revised = [step for kind, step, _ in checked if kind == "revise" and "chest" in step]
+        chest = result["steps"][-1]
+        assert chest["revised"] == "Craft 1 chest from 8 planks at a crafting table."
+        assert chest["query"] == "about: Craft a chest."
+        assert chest["fact"] and chest["sources"]
+        if reuse:  # one query and one revision; checked again twice with no call
+            assert queried == ["Craft a chest."]
+            assert revised == ["Craft a chest."]
+            continue
+        # checked again, twice, looking up what it was for rather than its corrected text
+        assert queried == ["Craft a chest."] * 3
+        assert (
+            revised == ["Craft a chest."] + ["Craft 1 chest from 8 planks at a crafting table."] * 2
+        )
 
 
 def test_repair_is_bounded_by_repair_steps() -> None:
@@ -521,8 +533,9 @@ def test_a_revision_that_makes_its_product_from_itself_takes_the_inputs_its_quot
     assert result["steps"][1]["note"].endswith(
         "made its product from itself (it was: 'Craft 4 planks from 4 planks.')"
     )
-    # one revision per check (table, planks, log, planks, table): the inputs are read by rule
-    assert [kind for kind, _ in model.calls].count("revise") == 5
+    # one revision per step (table, planks, log): the inputs are read by rule, and a step
+    # checked again after its prerequisites is written from its own revision
+    assert [kind for kind, _ in model.calls].count("revise") == 3
 
 
 def test_what_the_step_uses_is_inserted_though_unlisted_and_its_tool_once() -> None:

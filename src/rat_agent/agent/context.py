@@ -292,10 +292,11 @@ class Context:
     reuse_repairs: bool = field(
         default=True,
         metadata={
-            "description": "Plan repair ('minecraft'): a prerequisite inserted again for the "
-            "same thing is written from the step that resolved it before, with its quote and "
-            "sources, scaled to the amount, with no retrieval or model call; what it needs is "
-            "still checked and inserted."
+            "description": "Plan repair: a step checked again after its prerequisites is "
+            "written from its own first revision, and a prerequisite inserted again for the "
+            "same thing from the step that resolved it before, with its quote and sources, "
+            "scaled to the amount, with no retrieval or model call; what it needs is still "
+            "checked and inserted."
         },
     )
 

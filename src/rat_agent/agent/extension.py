@@ -51,7 +51,10 @@ class Lookup(NamedTuple):
 
     skip: str = ""  # why the step is dropped unchecked; "" to check it
     query: str | None = None  # the step's own query, with no model call
-    reuse: int | None = None  # the earlier step it is written from: no retrieval, no call
+    reuse: int | None = None  # the earlier step it is written from (`written`)
+    # the revision it is written from, with no retrieval and no call: an earlier step's
+    # (`reuse`), or its own, made before its prerequisites were inserted
+    written: Step | None = None
     target: str = ""  # the text passages are chosen for, besides the query ("": the draft)
 
 

@@ -244,8 +244,8 @@ class RatNodes:
         if lookup.skip:
             _sources_event(state, [], "")
             return {"documents": [], "support": None, "retrieval_error": ""}
-        if lookup.reuse is not None:  # written from that step's sources
-            titles = [{"title": s["title"]} for s in state["steps"][lookup.reuse]["sources"]]
+        if lookup.written is not None:  # written from that revision's sources
+            titles = [{"title": s["title"]} for s in lookup.written["sources"]]
             _sources_event(state, titles, "")
             return {"documents": [], "support": None, "retrieval_error": ""}
         docs = self.search(ctx, state["query"])

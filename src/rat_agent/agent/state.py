@@ -62,6 +62,7 @@ class DraftMeta(TypedDict):
     original: str  # its draft as first written, once repair replaced it by its revision
     drop: str  # why it is dropped unchecked (it comes after the step that reaches the goal)
     chain: list[str]  # what the steps waiting on it make, nearest first: needing one is a loop
+    checked: NotRequired[Step]  # its revision before its prerequisites were inserted
 
 
 class InputState(TypedDict):

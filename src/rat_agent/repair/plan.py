@@ -138,11 +138,19 @@ class Repair:
         # A step checked again after its prerequisites looks up what it was for ("Get 2
         # sticks."), not its corrected text, whose inputs and tools would pull in their pages.
         original = meta["original"] or state["drafts"][state["index"]]
+        # A step checked again after its prerequisites is written from its own revision:
+        # asked again with the same passages, the model only rewrote the same step.
+        checked = meta.get("checked") if ctx.reuse_repairs else None
+        reuse = None if checked else self._reused(state, ctx, meta)
+        if checked is not None:
+            query: str | None = checked["query"]
+        else:  # an inserted step's draft ("Get 8 planks.") names exactly what to look up
+            query = parsing.head(original) if meta["makes"] else None
         return Lookup(
             skip=self._skipped(state, meta, ctx),
-            # an inserted step's draft ("Get 8 planks.") names exactly what to look up
-            query=parsing.head(original) if meta["makes"] else None,
-            reuse=self._reused(state, ctx, meta),
+            query=query,
+            reuse=reuse,
+            written=checked or (state["steps"][reuse] if reuse is not None else None),
             target=meta["original"],
         )
 
@@ -195,7 +203,7 @@ class Repair:
             step["makes"] = meta["makes"]
         if lookup.skip:
             step.update({"revised": "", "status": "dropped", "note": lookup.skip})
-        elif not documents and lookup.reuse is None:
+        elif not documents and lookup.written is None:
             step["note"] = step["note"] or "no documents retrieved"
         elif (
             self.domain.drops
@@ -235,12 +243,16 @@ class Repair:
         draft = state["drafts"][state["index"]]
         number = len(_revised(steps)) + 1
         documents = state.get("documents", [])
-        if lookup.reuse is not None:
-            before = steps[lookup.reuse]
+        if lookup.written is not None:
+            before = lookup.written
             found = Revision(
                 step=before["revised"], fact=before["fact"], needs=before.get("needs", [])
             )
-            why = f"written as step {lookup.reuse + 1} was, from its quote"
+            why = (
+                f"written as step {lookup.reuse + 1} was, from its quote"
+                if lookup.reuse is not None
+                else before["note"]  # its own revision, checked again
+            )
             step["sources"] = before["sources"]
         else:
             as_json = model.constrained(ctx)
@@ -312,6 +324,7 @@ class Repair:
             **meta[i],
             "repairs": meta[i]["repairs"] + 1,
             "original": meta[i]["original"] or state["drafts"][i],
+            "checked": step,
         }
         drafts[i : i + 1] = [*texts, step["revised"]]
         meta[i : i + 1] = [*added, current]
