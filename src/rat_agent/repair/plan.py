@@ -3,10 +3,11 @@
 A revision names what its step needs. Each need the plan so far does not provide is
 inserted as a draft step before the current one, and the loop checks it like any other
 step, so the prerequisites of a prerequisite are found too; the current step is checked
-again after them, with them in its revised past. With a domain that tracks the goal, one
-call names what the task asks for: the plan ends at the step that makes it, and a plan
-that runs out before one does gets a step for it. A domain may also drop draft steps its
-sources do not support.
+again after them, with them in its revised past (from its own first revision, with
+reuse_repairs: what it needs is checked against the longer plan). With a domain that
+tracks the goal, one call names what the task asks for: the plan ends at the step that
+makes it, and a plan that runs out before one does gets a step for it. A domain may also
+drop draft steps its sources do not support.
 
 `Repair` answers the loop's four questions (agent/extension.py); what a step makes, needs
 and provides is its `Domain`'s business: the Minecraft domain keeps a counted ledger of
@@ -136,10 +137,10 @@ class Repair:
     def lookup(self, state: State, ctx: Context) -> Lookup:
         meta = meta_at(state.get("meta", []), state["index"])
         # A step checked again after its prerequisites looks up what it was for ("Get 2
-        # sticks."), not its corrected text, whose inputs and tools would pull in their pages.
+        # sticks."), not its corrected text, whose inputs and tools would pull in their pages;
+        # with reuse_repairs it is written from its own first revision instead: asked again
+        # with the same passages, the model only rewrote the same step.
         original = meta["original"] or state["drafts"][state["index"]]
-        # A step checked again after its prerequisites is written from its own revision:
-        # asked again with the same passages, the model only rewrote the same step.
         checked = meta.get("checked") if ctx.reuse_repairs else None
         reuse = None if checked else self._reused(state, ctx, meta)
         if checked is not None:
