@@ -48,9 +48,9 @@ CHAOS_CONTEXT: dict[str, Any] = {
     "repair": "minecraft",  # the counted ledger reads "2 bolts"
 }
 # Plan repair runs too: part 3 needs 2 bolts, so "Get 2 bolts." is inserted before it (one
-# revision, no query) and part 3 is checked again (query and revision); part 5 is dropped.
-# 1 draft + 2 calls per step + 1 for the inserted step + 2 for the re-check + 1 answer.
-CHAOS_CALLS = 1 + 2 * CHAOS_STEPS + 1 + 2 + 1
+# revision, no query) and part 3 is checked again, from its first revision (no call); part
+# 5 is dropped. 1 draft + 2 calls per step + 1 for the inserted step + 1 answer.
+CHAOS_CALLS = 1 + 2 * CHAOS_STEPS + 1 + 1
 CHAOS_STEP_DRAFTS = [
     "chaos part 1",
     "chaos part 2",
@@ -92,9 +92,8 @@ SITES = ("model", "retriever", "put", "committed", "writes", "outside")
 
 
 def call_key(kind: str, messages: list[BaseMessage]) -> str:
-    """What a call is about: the step for a query or revision; the prompt kind otherwise.
-    A step checked again after its prerequisites asks about the same step with another
-    revised past, so a digest of the prompt tells the two calls apart."""
+    """What a call is about: the step for a query or revision; the prompt kind otherwise,
+    with a digest of the prompt, so two calls about one step would be told apart."""
     step = current_step(messages) if kind in ("query", "revise") else "-"
     digest = hashlib.sha256(prompt_text(messages).encode()).hexdigest()[:8]
     return f"{kind} {step} {digest}"

@@ -37,7 +37,7 @@ from rat_agent.persistence.checkpoints import checkpointer, unfinished
 HERE = Path(__file__).parent
 SEED = 4
 KILLS = 22  # per backend; each kill is one worker process
-OUTSIDE_DELAY_S = (0.0, 0.45)  # a whole run: 18 calls of 20 ms, ~35 checkpoints (~0.45 s)
+OUTSIDE_DELAY_S = (0.0, 0.45)  # a whole run: 16 calls of 20 ms and its checkpoints
 PLAN = (  # (site, weight, largest K): where a worker dies, and at which occurrence
     ("model", 5, 3),
     ("outside", 4, 0),
