@@ -110,18 +110,6 @@ def test_an_ore_page_says_what_mining_it_drops_before_silk_touch() -> None:
     assert "Mining: only a Silk Touch tool makes Infested Stone drop itself." in page("stone").text
 
 
-def test_a_kill_comes_before_a_recipe_made_only_of_kills() -> None:
-    # Leather: a Cow drops it; its recipe takes 4 Rabbit Hide, four kills. A plan is written
-    # from the line ranked first, and the rabbit recipe made plans hunt with a bow they lacked.
-    obtain = page("leather").text.split("How to obtain Leather:\n", 1)[1].splitlines()
-    assert obtain[0].startswith("- Mob drop: dropped by Cow")
-    assert obtain[1].startswith("- Crafting: 4 Rabbit Hide gives 1 Leather")
-    # a recipe with an ingredient got otherwise (flint) stays first; so does one where the
-    # mobs drop the item only sometimes (fish and Bone Meal)
-    assert page("arrow").text.split("How to obtain Arrow:\n", 1)[1].startswith("- Crafting:")
-    assert page("bone_meal").text.split("Bone Meal:\n", 1)[1].startswith("- Crafting: 1 Bone")
-
-
 def test_everyday_recipes_and_sources() -> None:
     assert "2 Oak Planks (or Planks of any other kind) gives 4 Stick" in page("stick").text
     assert "1 Coal (or Charcoal) + 1 Stick gives 4 Torch" in page("torch").text

@@ -741,30 +741,13 @@ def _notes(data: GameData, name: str) -> list[str]:
     return facts
 
 
-def _from_mobs_only(data: GameData, recipe: Recipe) -> bool:
-    """Whether every ingredient of the recipe is got only by killing a mob (Rabbit Hide)."""
-    names = [data.items[i]["name"] for ids in recipe.alternatives for i in ids]
-    return all(
-        data.mob_drops.get(n) and not data.crafted.get(n) and not data.smelted_from.get(n)
-        for n in names
-    )
-
-
 def _page(data: GameData, name: str) -> Page | None:
     title = data.title(name)
-    crafting = _crafting_lines(data, name, unpacking=False)
-    mob = _mob_lines(data, name)
-    recipes = [r for r in data.crafted.get(name, []) if not _is_unpacking(data, r)]
-    # Leather from 4 Rabbit Hide is four kills and a craft; a Cow always drops Leather
-    # itself. The wiki lists that drop first, and a plan is written from the line ranked first.
-    always = any(every for _, every, _ in data.mob_drops.get(name, []))
-    kill_first = always and bool(recipes) and all(_from_mobs_only(data, r) for r in recipes)
     obtain = [
         *_smelting_lines(data, name, secondary=False),
-        *(mob if kill_first else []),
-        *crafting,
+        *_crafting_lines(data, name, unpacking=False),
         *_mining_lines(data, name),
-        *([] if kill_first else mob),
+        *_mob_lines(data, name),
         *_crafting_lines(data, name, unpacking=True),
         *_smelting_lines(data, name, secondary=True),
     ]
