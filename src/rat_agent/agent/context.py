@@ -289,15 +289,6 @@ class Context:
         },
     )
 
-    exact_names: bool = field(
-        default=True,
-        metadata={
-            "description": "A name a step writes otherwise than the passages it was shown "
-            "spell it, but for separators and case ('tcp_backlog' where they give "
-            "'tcp-backlog', 'max_memory' for 'maxmemory'), is respelled as they give it; "
-            "plain words, code steps and names no passage gives stay as written."
-        },
-    )
     reuse_repairs: bool = field(
         default=True,
         metadata={
@@ -397,7 +388,6 @@ class Context:
             "stop_at_goal",
             "reach_goal",
             "reuse_repairs",
-            "exact_names",
         ):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")

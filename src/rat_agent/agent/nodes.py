@@ -23,7 +23,7 @@ from langgraph.errors import NodeError
 from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 
-from rat_agent.agent import code, layout, names, parsing, prompts
+from rat_agent.agent import code, layout, parsing, prompts
 from rat_agent.agent.context import Context, Draft
 from rat_agent.agent.extension import Drafted, Lookup, PlanRepair, domain_of, repair_for
 from rat_agent.agent.model import Call, ask
@@ -308,13 +308,10 @@ class RatNodes:
             step["note"] = step["note"] or "no documents retrieved"
         elif ctx.quotes_each_step() and (parts := _parts(state, ctx)) and parts[i].code:
             self._revise_code(state, ctx, step)
+        elif ctx.quotes_each_step():
+            self._revise_grounded(state, ctx, step)
         else:
-            if ctx.quotes_each_step():
-                self._revise_grounded(state, ctx, step)
-            else:
-                self._revise_free(state, ctx, step, steps)
-            if ctx.exact_names:
-                _respell(step, prompts.facts(documents, doc_chars(ctx)))
+            self._revise_free(state, ctx, step, steps)
         new_steps = [*steps, step]
         runtime.stream_writer(
             {
@@ -350,10 +347,7 @@ class RatNodes:
         quotable = prompts.facts(documents, doc_chars(ctx))
         schema = prompts.revision_schema(quotable) if as_json else None
         found = parsing.parse_revision(self.ask(ctx, "revise", messages, schema), number)
-        checked = found.step  # a name it misspells is checked as revise_step will respell it
-        if ctx.exact_names:
-            checked = names.respell(checked, names.spellings(quotable))[0]
-        made_up = parsing.invented(checked, state["question"], step["revised"], *quotable)
+        made_up = parsing.invented(found.step, state["question"], step["revised"], *quotable)
         if not found.fact or not parsing.quotes(found.fact, quotable):
             step["note"] = "no passage bears on it; the draft was kept"
         elif not parsing.bears_on(found.fact, step["revised"], state["question"]):
@@ -496,19 +490,6 @@ def _answer(state: State, ctx: Context, steps: Sequence[Step]) -> str:
         return parsing.format_steps(_revised(steps))
     texts = [s["revised"] for s in steps] + state["drafts"][len(steps) :]
     return layout.assemble(state["draft_reply"], parts, texts)
-
-
-def _respell(step: Step, shown: Sequence[str]) -> None:
-    """The names the step writes otherwise than the passages it was shown spell them,
-    respelled as they give them (names.py), kept step or revision alike: the passage is the
-    evidence for the spelling."""
-    text, changes = names.respell(step["revised"], names.spellings(shown))
-    if changes:
-        note = "names spelled as its passages give them: " + ", ".join(changes)
-        step["revised"] = text
-        step["note"] = f"{step['note']}; {note}" if step["note"] else note
-        if step["status"] == "unchanged":
-            step["status"] = "revised"
 
 
 def focus(ctx: Context, documents: list[dict[str, str]], targets: list[str]) -> Evidence:
