@@ -108,3 +108,30 @@ def test_a_key_is_grounded_when_the_answer_names_it_and_a_cited_passage_gives_it
     # "maxmemory" inside "maxmemory-policy" is another setting
     assert docs.grounded(case, answer, ["The maxmemory-policy decides."]) == 0.5
     assert docs.grounded(case, answer, []) == 0.0  # right from memory
+
+
+def test_the_collection_holds_the_document_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rat_agent.ingest.pipeline import ingest
+    from rat_agent.retrieval.qdrant import client as qdrant
+
+    monkeypatch.setenv("RAT_DATA_DIR", str(tmp_path / "data"))
+    # a copy another checkout of the package indexed, from its own path
+    other = tmp_path / "checkout" / "redis.conf"
+    other.parent.mkdir()
+    other.write_text("# the lines of an older checkout\nmaxmemory 1gb\n")
+    try:
+        ingest([str(other)], collection=docs.COLLECTION)
+        docs.ensure_collection()
+        docs.ensure_collection()  # again: nothing added, nothing lost
+        client, lock = qdrant.get_client()
+        with lock:
+            records, _ = client.scroll(docs.COLLECTION, limit=10_000, with_payload=True)
+        sources = {r.payload["metadata"]["source"] for r in records}  # type: ignore[index]
+        texts = [r.payload["page_content"] for r in records]  # type: ignore[index]
+        assert len(sources) == 1 and sources != {str(other)}
+        assert len(texts) == len(set(texts)) > 100
+        assert any("maxmemory-policy" in t for t in texts)
+    finally:
+        qdrant.close_clients()

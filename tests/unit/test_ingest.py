@@ -102,6 +102,22 @@ def test_ingesting_again_adds_nothing(docs: Path) -> None:
     assert {p["id"] for p in points("c")} == before and len(before) == first.added
 
 
+def test_copies_of_a_file_never_take_the_places_of_other_passages(tmp_path: Path) -> None:
+    # the same guide ingested from three folders, and one other note
+    for folder in ("a", "b", "c"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "guide.md").write_text(
+            "# Brewing guide\n\nTo brew a potion, add blaze powder to a brewing stand.\n"
+        )
+    (tmp_path / "fuel.md").write_text("# Fuel\n\nA brewing stand burns blaze powder as fuel.\n")
+    report = pipeline.ingest(
+        [str(tmp_path / f) for f in ("a", "b", "c", "fuel.md")], collection="c"
+    )
+    assert report.sources == 4 and len(by_source("c")) == 4
+    found = search("c", "how to brew a potion", k=2)
+    assert sorted(Path(s).name for s in found) == ["fuel.md", "guide.md"]
+
+
 def test_a_changed_file_replaces_its_chunks(docs: Path) -> None:
     long_text = "\n\n".join(
         f"Section {i}. " + "The river carries silt downstream. " * 20 for i in range(6)

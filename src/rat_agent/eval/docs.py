@@ -24,6 +24,7 @@ from typing import Any
 
 from rat_agent.errors import ConfigError, RetrievalError
 from rat_agent.eval.runner import Case, Score
+from rat_agent.paths import data_dir
 
 FOLDER = Path(__file__).parent / "docs"
 DOCUMENT = FOLDER / "redis.conf"
@@ -109,12 +110,34 @@ def grounded(case: Case, answer: str, cited: Sequence[str]) -> float:
 
 
 def ensure_collection(collection: str = COLLECTION) -> None:
-    """Ingest the document into its collection (incremental: a second run costs a second)."""
-    from rat_agent.ingest.pipeline import ingest
+    """Ingest the document into its collection (incremental: a second run costs a second).
 
-    report = ingest([str(DOCUMENT)], collection=collection)
+    The file is ingested from one copy under the data folder, so every checkout of the
+    package indexes the same source; chunks of any other source are removed, so the
+    collection holds the document once (the scores then never depend on where it was run).
+    """
+    from qdrant_client import models
+
+    from rat_agent.ingest.pipeline import ingest
+    from rat_agent.retrieval.qdrant.client import locked_client
+
+    copy = data_dir() / COLLECTION / DOCUMENT.name
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    text = DOCUMENT.read_bytes()
+    if not copy.exists() or copy.read_bytes() != text:
+        copy.write_bytes(text)
+    report = ingest([str(copy)], collection=collection)
     if report.failed:
         raise RetrievalError(f"could not index {DOCUMENT.name}: {report.failed[0]}")
+    others = models.Filter(
+        must_not=[
+            models.FieldCondition(
+                key="metadata.source", match=models.MatchValue(value=str(copy.resolve()))
+            )
+        ]
+    )
+    with locked_client() as client:
+        client.delete(collection, models.FilterSelector(filter=others), wait=True)
 
 
 _DIRECTIVE = re.compile(r"^#?\s*([a-z][a-z0-9_-]+)\s", re.M)

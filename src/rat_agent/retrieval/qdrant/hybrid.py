@@ -128,11 +128,17 @@ def search(
     query_filter: models.Filter | None = None,
     stopwords: frozenset[str] = STOPWORDS,
 ) -> list[Document]:
-    """Top-`k` documents of a collection in langchain-qdrant's payload layout; `stopwords`
-    must be those its sparse vectors were made with."""
+    """Top-`k` distinct documents of a collection in langchain-qdrant's payload layout;
+    `stopwords` must be those its sparse vectors were made with.
+
+    A collection may hold one text many times (a file ingested from two folders, a page
+    header repeated on every page): the search asks for more and keeps `k` distinct texts,
+    so copies never take the places of other passages.
+    """
     query = query.strip()
     if k < 1 or not query:
         return []
+    limit = max(k, _PREFETCH)
     dense_query = None if mode == "sparse" else get_embeddings().embed_query(query)
     lexical = sparse_query(query, stopwords)
     if mode == "dense":
@@ -140,7 +146,7 @@ def search(
             collection,
             query=dense_query,
             using=DENSE,
-            limit=k,
+            limit=limit,
             query_filter=query_filter,
             with_payload=True,
         )
@@ -149,7 +155,7 @@ def search(
             collection,
             query=lexical,
             using=SPARSE,
-            limit=k,
+            limit=limit,
             query_filter=query_filter,
             with_payload=True,
         )
@@ -157,26 +163,27 @@ def search(
         result = client.query_points(
             collection,
             prefetch=[
-                models.Prefetch(
-                    query=dense_query, using=DENSE, limit=_PREFETCH, filter=query_filter
-                ),
-                models.Prefetch(query=lexical, using=SPARSE, limit=_PREFETCH, filter=query_filter),
+                models.Prefetch(query=dense_query, using=DENSE, limit=limit, filter=query_filter),
+                models.Prefetch(query=lexical, using=SPARSE, limit=limit, filter=query_filter),
             ],
             query=models.FusionQuery(
                 fusion=models.Fusion.RRF if mode == "hybrid_rrf" else models.Fusion.DBSF
             ),
-            limit=k,
+            limit=limit,
             with_payload=True,
         )
-    documents = []
+    documents: list[Document] = []
+    seen: set[str] = set()
     for point in result.points:
         payload = point.payload or {}
-        documents.append(
-            Document(
-                page_content=str(payload.get("page_content", "")),
-                metadata=dict(payload.get("metadata") or {}),
-            )
-        )
+        text = str(payload.get("page_content", ""))
+        same = " ".join(text.split())
+        if same in seen:
+            continue
+        seen.add(same)
+        documents.append(Document(page_content=text, metadata=dict(payload.get("metadata") or {})))
+        if len(documents) == k:
+            break
     return documents
 
 
