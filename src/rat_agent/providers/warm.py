@@ -317,7 +317,9 @@ def serve(model_path: Path, alias: str, seconds: float) -> int:
         counters = _activity(handle)
         if counters != seen:
             seen, last = counters, now
-            if now - written >= 1.0:  # for `rat models`' idle time
+            # For `rat models`' idle time; only over the state this server wrote: a file
+            # replaced or changed since (a client retiring it) is no longer its to write.
+            if now - written >= 1.0 and read_state(files["json"]) == state:
                 state = State(**{**asdict(state), "last_active": now})
                 _write_state(files["json"], state)
                 written = now
