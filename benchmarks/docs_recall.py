@@ -16,7 +16,6 @@ import argparse
 import datetime as dt
 import os
 import platform
-import re
 import subprocess
 import sys
 import tempfile
@@ -66,7 +65,7 @@ def _measure(collection: str, split: str, k: int) -> tuple[int, int, float]:
         for key in question["keys"]:
             setting = (key if isinstance(key, str) else key[0]).split(" ")[0]
             total += 1
-            found += bool(re.search(rf"(?<![\w-]){re.escape(setting)}(?![\w-])", text))
+            found += docs.gives(text, setting)
     return found, total, distinct / max(queries, 1)
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from rat_agent.errors import ConfigError, RetrievalError
 from rat_agent.eval.runner import Case, Score
-from rat_agent.paths import data_dir
+from rat_agent.paths import data_dir, write_atomic
 
 FOLDER = Path(__file__).parent / "docs"
 DOCUMENT = FOLDER / "redis.conf"
@@ -102,11 +102,15 @@ def grounded(case: Case, answer: str, cited: Sequence[str]) -> float:
     for key in keys:
         options = [key] if isinstance(key, str) else key
         settings = {_plain(option).split(" ", 1)[0] for option in options}
-        if named(key, answer) and any(
-            re.search(rf"(?<![\w-]){re.escape(s)}(?![\w-])", shown) for s in settings
-        ):
+        if named(key, answer) and any(gives(shown, s) for s in settings):
             found += 1
     return found / len(keys)
+
+
+def gives(text: str, setting: str) -> bool:
+    """Whether a text names a setting as a word of its own ("maxmemory", not
+    "maxmemory-policy")."""
+    return re.search(rf"(?<![\w-]){re.escape(setting)}(?![\w-])", text) is not None
 
 
 def ensure_collection(collection: str = COLLECTION) -> None:
@@ -123,9 +127,9 @@ def ensure_collection(collection: str = COLLECTION) -> None:
 
     copy = data_dir() / COLLECTION / DOCUMENT.name
     copy.parent.mkdir(parents=True, exist_ok=True)
-    text = DOCUMENT.read_bytes()
-    if not copy.exists() or copy.read_bytes() != text:
-        copy.write_bytes(text)
+    text = DOCUMENT.read_text()
+    if not copy.exists() or copy.read_text() != text:
+        write_atomic(copy, text)  # never a half copy for ingest to index
     report = ingest([str(copy)], collection=collection)
     if report.failed:
         raise RetrievalError(f"could not index {DOCUMENT.name}: {report.failed[0]}")
