@@ -12,7 +12,7 @@ from langchain_core.messages import BaseMessage
 
 from rat_agent import build_graph
 from rat_agent.agent import layout, prompts
-from rat_agent.agent.parsing import bears_on, invented
+from rat_agent.agent.parsing import bears_on, dropped, invented
 
 QUESTION = "How do I make the cache keep at most 2 GB?"
 REPLY = (
@@ -98,6 +98,34 @@ def test_a_revision_that_names_what_no_passage_gives_keeps_the_draft() -> None:
     assert result["answer"] == REPLY
     assert "cache_max_memory" in result["steps"][1]["note"]
     assert {s["status"] for s in result["steps"]} == {"not_revised"}
+
+
+def test_a_revision_that_leaves_out_a_name_the_draft_gave_keeps_the_draft() -> None:
+    """The bundled model, asked to check a list item that names a setting, has answered
+    with the passage's prose about it: the answer a user gets must not lose the name."""
+    reply = "Set these in cache.conf:\n\n1. `cache-max-bytes 2gb`\n2. Restart the server."
+
+    def revise(step: str, messages: list[BaseMessage]) -> str:
+        return f"FACT: {FACT}\nSTEP: Set a memory usage limit for the cache."
+
+    result = run(scripted(revise, reply=reply))
+    assert result["answer"] == reply
+    assert result["steps"][0]["draft"] == "`cache-max-bytes 2gb`"
+    assert "cache-max-bytes" in result["steps"][0]["note"]
+    assert result["steps"][0]["status"] == "not_revised"
+
+
+def test_a_revision_loses_a_name_only_where_it_names_fewer_in_its_place() -> None:
+    assert dropped("1. `tls-ca-cert-file ca.crt`", "1. Configure a CA bundle for TLS/SSL.") == [
+        "ca.crt",
+        "tls-ca-cert-file",
+    ]
+    # a correction names what replaces the name; a value is an amount a revision may fix
+    assert dropped("Set `requirepass` to no.", "Set protected-mode to no.") == []
+    assert dropped("Set `maxmemory 2gb`.", "Set `maxmemory 2048mb` in cache.conf.") == []
+    assert dropped("Open the `redis.conf` file.", "Open redis.conf in an editor.") == []
+    assert dropped("Use `os.path.join` here.", "Join the paths.") == ["os.path.join"]
+    assert dropped("Turn on the X feature.", "Turn on X by setting x-mode to full.") == []
 
 
 CODE_REPLY = "Here it is:\n\n```python\ndef words(text):\n    return text.split(',')\n```"

@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+from fakes import ListRetriever, ScriptedModel, prompt_text
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+
+from rat_agent import build_graph
+from rat_agent.agent.context import Context
 from rat_agent.agent.evidence import passages
+from rat_agent.errors import ConfigError
+from rat_agent.retrieval.settings import EVIDENCE_KEY, MINECRAFT
 
 CONF = """################################ MEMORY MANAGEMENT ################################
 
@@ -43,3 +54,31 @@ def test_wrapped_prose_joins_and_a_long_paragraph_is_cut_at_sentences() -> None:
     assert found[0] == "The ferry leaves at 7:15 every weekday."
     assert len(found) > 2 and all(len(p) <= 400 for p in found[1:])
     assert " ".join(found[1:]).startswith("Sentence number 0 says")
+
+
+def _shown(retriever: BaseRetriever, **context: Any) -> int:
+    """How many of the page's 60 settings a rag run's one prompt shows."""
+    model = ScriptedModel(respond=lambda kind, messages: "Use number7.")
+    graph = build_graph(llm=model, retriever=retriever)
+    graph.invoke(
+        {"question": "Which setting caps the cache?"}, context={"method": "rag", **context}
+    )
+    [(_, messages)] = model.calls
+    return sum(f"number{n} " in prompt_text(messages) for n in range(60))
+
+
+def test_a_step_reads_the_budget_its_source_declares_else_600_tokens() -> None:
+    page = "\n\n".join(f"Setting number{n} caps part {n} of the cache." for n in range(60))
+    pages = [Document(page_content=page, metadata={"title": "cache.conf", "source": "/c"})]
+    plain = ListRetriever(documents=pages)
+    small = ListRetriever(documents=pages, metadata={EVIDENCE_KEY: 150})
+    # each passage is about 12 tokens: 600 tokens show most of the page, 150 a few lines
+    assert 35 <= _shown(plain) <= 50
+    assert 8 <= _shown(small) <= 12
+    assert _shown(small, evidence_tokens=600) == _shown(plain)  # a given budget wins
+    assert MINECRAFT[EVIDENCE_KEY] == 150  # the budget the Minecraft figures were made at
+
+
+def test_a_budget_under_50_tokens_is_refused_with_its_reason() -> None:
+    with pytest.raises(ConfigError, match="evidence_tokens must be 0"):
+        Context(evidence_tokens=20)

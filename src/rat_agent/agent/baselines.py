@@ -23,6 +23,7 @@ from rat_agent.agent.nodes import (
     check_sources,
     context_of,
     doc_chars,
+    evidence_budget,
     focus,
     question_of,
     source_of,
@@ -63,7 +64,9 @@ def retrieve_once(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> d
     query, update = _once(state, ctx)
     thoughts_found, problem = recall(ctx, query)
     docs = nodes.search(ctx, query)
-    found = focus(ctx, [*docs, *map(as_dict, thoughts_found)], [query]).documents
+    found = focus(
+        ctx, [*docs, *map(as_dict, thoughts_found)], [query], nodes.evidence_budget(ctx)
+    ).documents
     return {**update, "query": query, "documents": found, "retrieval_error": problem}
 
 
@@ -80,7 +83,10 @@ def retrieve_once_failed(state: State, runtime: Runtime[Context], error: NodeErr
         update={
             **update,
             "query": query,
-            "documents": focus(ctx, [as_dict(d) for d in thoughts_found], [query]).documents,
+            # thoughts only: the source's own budget is not asked of a source that failed
+            "documents": focus(
+                ctx, [as_dict(d) for d in thoughts_found], [query], evidence_budget(ctx, None)
+            ).documents,
             "retrieval_error": f"retrieval failed: {error.error}",
         },
         goto=ANSWER_ONCE,

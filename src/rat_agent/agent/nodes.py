@@ -31,6 +31,7 @@ from rat_agent.agent.remember import check_memory, recall
 from rat_agent.agent.state import REVISE_STEP, Source, SourceKind, State, Step, StepStatus
 from rat_agent.errors import ConfigError, RatError, RetrievalError, UnusableReply
 from rat_agent.retrieval import check_retriever, get_retriever
+from rat_agent.retrieval.settings import EVIDENCE_KEY, EVIDENCE_TOKENS
 from rat_agent.text import shorten
 
 if TYPE_CHECKING:
@@ -123,6 +124,10 @@ class RatNodes:
         if ":" in ctx.retriever:  # a retriever by import path may declare one
             return domain_of(get_retriever(ctx))
         return ""
+
+    def evidence_budget(self, ctx: Context) -> int:
+        """The tokens of passages one step or retrieval shows (context field evidence_tokens)."""
+        return evidence_budget(ctx, self.retriever or get_retriever(ctx))
 
     def _lookup(self, state: State, ctx: Context) -> Lookup:
         repair = self.repair(ctx)
@@ -252,7 +257,10 @@ class RatNodes:
         thoughts_found, problem = recall(ctx, state["query"])
         draft = lookup.target or state["drafts"][state["index"]]
         found = focus(
-            ctx, [*docs, *map(as_dict, thoughts_found)], [state["query"], parsing.head(draft)]
+            ctx,
+            [*docs, *map(as_dict, thoughts_found)],
+            [state["query"], parsing.head(draft)],
+            self.evidence_budget(ctx),
         )
         _sources_event(state, found.documents, problem)
         return {"documents": found.documents, "support": found.support, "retrieval_error": problem}
@@ -357,6 +365,9 @@ class RatNodes:
         elif made_up:
             step["note"] = f"the revision named {', '.join(made_up)}, which no passage shown "
             step["note"] += "gives; the draft was kept"
+        elif lost := parsing.dropped(step["revised"], found.step):
+            step["note"] = f"the revision left out {', '.join(lost)}, which the draft named, "
+            step["note"] += "and named nothing in their place; the draft was kept"
         else:
             changed = parsing.normalize(found.step) != parsing.normalize(step["revised"])
             step.update(
@@ -452,7 +463,8 @@ class RatNodes:
         """The passages of the source closest to the task itself, for the written answer;
         none if the source fails (the steps are checked already)."""
         try:
-            return focus(ctx, self.search(ctx, question), [question]).documents
+            found = self.search(ctx, question)
+            return focus(ctx, found, [question], self.evidence_budget(ctx)).documents
         except RetrievalError as exc:
             log.warning("retrieval for the answer failed: %s", exc)
             return []
@@ -492,15 +504,26 @@ def _answer(state: State, ctx: Context, steps: Sequence[Step]) -> str:
     return layout.assemble(state["draft_reply"], parts, texts)
 
 
-def focus(ctx: Context, documents: list[dict[str, str]], targets: list[str]) -> Evidence:
-    """What the model reads of the retrieved documents (context field `evidence`), and how
-    well their best passage supports the step (scored only when min_support asks)."""
+def evidence_budget(ctx: Context, retriever: BaseRetriever | None) -> int:
+    """evidence_tokens; with 0, the budget `retriever` declares for its passages, else 600."""
+    if ctx.evidence_tokens:
+        return ctx.evidence_tokens
+    metadata = getattr(retriever, "metadata", None) or {}
+    return int(metadata.get(EVIDENCE_KEY, EVIDENCE_TOKENS))
+
+
+def focus(
+    ctx: Context, documents: list[dict[str, str]], targets: list[str], budget: int
+) -> Evidence:
+    """What the model reads of the retrieved documents (context field `evidence`), within
+    `budget` tokens, and how well their best passage supports the step (scored only when
+    min_support asks)."""
     from rat_agent.agent import evidence  # lazy: numpy and the HTML cleaner, for retrievals
 
     if not documents or (ctx.evidence == "documents" and not ctx.min_support):
         return evidence.Evidence(documents, None)
     try:
-        found = evidence.select(documents, targets, ctx.evidence_tokens)
+        found = evidence.select(documents, targets, budget)
     except Exception as exc:  # the embedder failing must not cost the step its documents
         log.warning("passage selection failed, showing whole documents: %s", exc)
         return evidence.Evidence(documents, None)

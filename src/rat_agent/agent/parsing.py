@@ -337,6 +337,30 @@ def invented(revised: str, *known: str) -> list[str]:
     return found
 
 
+def _names(text: str) -> set[str]:
+    """The names a text gives: words written as code ("maxmemory-policy", "ca.crt",
+    "os.path"), and every word of a `code span` but amounts (values a revision may
+    correct)."""
+    named = {
+        key
+        for t in _TOKEN.findall(text)
+        if (key := t.lower().strip(".:")) and (_specific(key) or "-" in key)
+    }
+    for span in _CODE_SPAN.findall(text):
+        named |= {t.lower().strip(".:") for t in _TOKEN.findall(span) if not _AMOUNT.match(t)}
+    return named - {""}
+
+
+def dropped(draft: str, revised: str) -> list[str]:
+    """The names the draft step gives that its revision leaves out, where the revision
+    names fewer new ones in their place: such a revision says less than the draft did (a
+    correction names what replaces a name)."""
+    said = {t.lower().strip(".:") for t in _TOKEN.findall(revised)}
+    lost = _names(draft) - said
+    added = _names(revised) - {t.lower().strip(".:") for t in _TOKEN.findall(draft)}
+    return sorted(lost) if len(added) < len(lost) else []
+
+
 def format_steps(steps: list[str]) -> str:
     return "\n".join(f"STEP {n}: {text}" for n, text in enumerate(steps, 1))
 

@@ -134,7 +134,8 @@ def react(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[str,
     def search(query: str) -> str:
         queries.append(query)
         try:
-            docs = focus(ctx, nodes.search(ctx, query), [query]).documents
+            found_now = nodes.search(ctx, query)
+            docs = focus(ctx, found_now, [query], nodes.evidence_budget(ctx)).documents
         except RetrievalError as exc:  # the agent is told, as a user's ToolNode would tell it
             return f"The search failed: {exc}"
         found.extend(d for d in docs if d not in found)

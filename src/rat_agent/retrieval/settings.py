@@ -15,7 +15,10 @@ DEFAULT_COLLECTION = "documents"  # what `rat ingest` fills and retriever "qdran
 # A retriever says which domain its documents are in by this key of its LangChain
 # `metadata`; the run's plan repair follows it (context field `repair`, "auto").
 DOMAIN_KEY = "rat_domain"
-MINECRAFT = {DOMAIN_KEY: "minecraft"}
+# ... and how many tokens of passages a step reads from it (context field evidence_tokens 0).
+EVIDENCE_KEY = "rat_evidence_tokens"
+EVIDENCE_TOKENS = 600  # a source that says nothing
+MINECRAFT = {DOMAIN_KEY: "minecraft", EVIDENCE_KEY: 150}
 
 
 def check_collection_name(name: str, what: str = "collection") -> str:
