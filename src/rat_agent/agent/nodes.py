@@ -367,7 +367,7 @@ class RatNodes:
             step["note"] += "gives; the draft was kept"
         elif lost := parsing.dropped(step["revised"], found.step):
             step["note"] = f"the revision left out {', '.join(lost)}, which the draft named, "
-            step["note"] += "and named nothing in their place; the draft was kept"
+            step["note"] += "and named fewer in their place; the draft was kept"
         else:
             changed = parsing.normalize(found.step) != parsing.normalize(step["revised"])
             step.update(
