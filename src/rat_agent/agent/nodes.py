@@ -353,7 +353,7 @@ class RatNodes:
             instruction=prompts.REVISE_GROUNDED_JSON if as_json else prompts.REVISE_GROUNDED,
         )
         quotable = prompts.facts(documents, doc_chars(ctx))
-        schema = prompts.revision_schema(quotable) if as_json else None
+        schema = prompts.revision_schema(quotable, draft=step["revised"]) if as_json else None
         found = parsing.parse_revision(self.ask(ctx, "revise", messages, schema), number)
         made_up = parsing.invented(found.step, state["question"], step["revised"], *quotable)
         if not found.fact or not parsing.quotes(found.fact, quotable):

@@ -192,14 +192,24 @@ def facts(documents: Sequence[dict[str, str]], doc_chars: int, best: int = 0) ->
 
 
 def revision_schema(
-    quotable: Sequence[str], needs: bool = False, none: bool = True
+    quotable: Sequence[str], needs: bool = False, none: bool = True, draft: str = ""
 ) -> dict[str, Any]:
     """The JSON a grounded revision writes when the server enforces a schema: its fact is
     one of the lines shown (or "none", where `none`), so it can neither invent one nor skip
-    the choice; with `needs`, a plan repair extension's list of what the step uses."""
+    the choice; with `needs`, a plan repair extension's list of what the step uses.
+
+    The step's length is capped so a looping model stops, but never below twice the
+    draft's: a grammar that ends a string mid-word would cut a long part of an answer short.
+    It is one line unless the draft has several (an item with lines under it)."""
+    longest = max(300, 2 * len(draft))
+    step: dict[str, Any] = (
+        {"type": "string", "minLength": 3, "maxLength": longest}
+        if "\n" in draft.strip()
+        else {"type": "string", "pattern": f"^[^\\n]{{3,{longest}}}$"}
+    )
     properties: dict[str, Any] = {
         "fact": {"enum": [*quotable, "none"] if none or not quotable else list(quotable)},
-        "step": {"type": "string", "pattern": "^[^\\n]{3,300}$"},
+        "step": step,
     }
     if needs:
         properties["needs"] = {
