@@ -323,7 +323,7 @@ def invented(revised: str, *known: str) -> list[str]:
     """The specific names a revision gives that none of `known` (the task, the draft step,
     the passages shown) contains: a name the model made up, which a reader would copy; and
     words in a script none of them is written in, where the model switched language."""
-    vocabulary = {t.lower().strip(".:") for text in known for t in _TOKEN.findall(text)}
+    vocabulary = set().union(*map(_words, known))
     named = [t for t in _TOKEN.findall(revised) if _specific(t.strip(".:"))]
     for span in _CODE_SPAN.findall(revised):
         named += [t for t in _TOKEN.findall(span) if not _AMOUNT.match(t)]
@@ -335,6 +335,11 @@ def invented(revised: str, *known: str) -> list[str]:
     if not any(_SCRIPT_SWITCH.search(text) for text in known):
         found += [run for run in _SCRIPT_SWITCH.findall(revised) if run not in found]
     return found
+
+
+def _words(text: str) -> set[str]:
+    """Every word of a text as names are compared: lower case, without a closing '.' or ':'."""
+    return {t.lower().strip(".:") for t in _TOKEN.findall(text)}
 
 
 def _names(text: str) -> set[str]:
@@ -355,9 +360,8 @@ def dropped(draft: str, revised: str) -> list[str]:
     """The names the draft step gives that its revision leaves out, where the revision
     names fewer new ones in their place: such a revision says less than the draft did (a
     correction names what replaces a name)."""
-    said = {t.lower().strip(".:") for t in _TOKEN.findall(revised)}
-    lost = _names(draft) - said
-    added = _names(revised) - {t.lower().strip(".:") for t in _TOKEN.findall(draft)}
+    lost = _names(draft) - _words(revised)
+    added = _names(revised) - _words(draft)
     return sorted(lost) if len(added) < len(lost) else []
 
 

@@ -134,10 +134,10 @@ def react(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[str,
     def search(query: str) -> str:
         queries.append(query)
         try:
-            found_now = nodes.search(ctx, query)
-            docs = focus(ctx, found_now, [query], nodes.evidence_budget(ctx)).documents
+            shown = focus(ctx, nodes.search(ctx, query), [query], nodes.evidence_budget(ctx))
         except RetrievalError as exc:  # the agent is told, as a user's ToolNode would tell it
             return f"The search failed: {exc}"
+        docs = shown.documents
         found.extend(d for d in docs if d not in found)
         return prompts.documents_text(docs, doc_chars(ctx)) if docs else "Nothing found."
 
