@@ -56,6 +56,8 @@ class ScriptedModel(BaseChatModel):
 
     respond: Callable[[str, list[BaseMessage]], str]
     calls: list[tuple[str, list[BaseMessage]]] = Field(default_factory=list)
+    # like max_tokens: a longer reply is cut there and says so, as a server's does
+    limit: int | None = None
 
     @property
     def _llm_type(self) -> str:
@@ -71,7 +73,10 @@ class ScriptedModel(BaseChatModel):
         kind = kind_of(run_manager.tags if run_manager else None)
         self.calls.append((kind, messages))
         text = self.respond(kind, messages)
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
+        cut = self.limit is not None and len(text) > self.limit
+        metadata = {"finish_reason": "length" if cut else "stop"}
+        message = AIMessage(content=text[: self.limit] if cut else text, response_metadata=metadata)
+        return ChatResult(generations=[ChatGeneration(message=message)])
 
 
 def plan_model(draft: str) -> ScriptedModel:

@@ -100,6 +100,22 @@ def test_a_revision_that_names_what_no_passage_gives_keeps_the_draft() -> None:
     assert {s["status"] for s in result["steps"]} == {"not_revised"}
 
 
+def test_a_revision_cut_at_the_token_limit_keeps_the_draft() -> None:
+    """A reply stopped at max_tokens ends mid-sentence; put in the answer, it would replace
+    a whole part with the first half of one."""
+    long = f"FACT: {FACT}\nSTEP: Set cache-max-bytes 2gb, then restart the server" + " now" * 40
+
+    whole = run(scripted(lambda step, _: long if "memory limit" in step else "FACT: NONE"))
+    assert whole["steps"][1]["status"] == "revised"  # the same reply, not cut, is taken
+
+    model = scripted(lambda step, _: long if "memory limit" in step else "FACT: NONE")
+    model.limit = len(REPLY)  # the draft fits; the revision is cut in its STEP line
+    result = run(model)
+    assert result["answer"] == REPLY
+    assert result["steps"][1]["status"] == "not_revised"
+    assert "cut short" in result["steps"][1]["note"]
+
+
 def test_a_revision_that_leaves_out_a_name_the_draft_gave_keeps_the_draft() -> None:
     """The bundled model, asked to check a list item that names a setting, has answered
     with the passage's prose about it: the answer a user gets must not lose the name."""

@@ -38,15 +38,28 @@ def ask(
     call: Call,
     messages: list[BaseMessage],
     schema: dict[str, Any] | None = None,
+    whole: bool = False,
 ) -> str:
-    """The reply's text; with `schema`, the server is asked to enforce that JSON."""
+    """The reply's text; with `schema`, the server is asked to enforce that JSON. With
+    `whole`, a reply the token limit cut short is returned empty: a revision that stops
+    mid-sentence would replace a whole step with part of one."""
     with typed_errors():
         config: RunnableConfig = {"tags": [f"rat:{call}"]}
         reply = model.invoke(messages, config, **schema_options(model, schema))
+    if whole and _cut(reply.response_metadata):
+        return ""
     content = reply.content
     if isinstance(content, list):  # providers that return content blocks
         content = "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content)
     return str(content)
+
+
+def _cut(metadata: dict[str, Any]) -> bool:
+    """Whether the provider stopped the reply at the token limit: OpenAI-compatible servers
+    (llama.cpp's too) say finish_reason "length", Anthropic stop_reason "max_tokens",
+    Google finish_reason "MAX_TOKENS"."""
+    reason = metadata.get("finish_reason") or metadata.get("stop_reason") or ""
+    return str(reason).lower() in ("length", "max_tokens")
 
 
 @contextmanager

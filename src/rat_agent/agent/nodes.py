@@ -78,9 +78,11 @@ class RatNodes:
         call: Call,
         messages: list[BaseMessage],
         schema: dict[str, Any] | None = None,
+        whole: bool = False,
     ) -> str:
-        """One model call, tagged "rat:<call>"; with `schema`, the server enforces that JSON."""
-        return ask(self.model(ctx), call, messages, schema)
+        """One model call, tagged "rat:<call>"; with `schema`, the server enforces that JSON;
+        with `whole`, a reply cut at the token limit is returned empty."""
+        return ask(self.model(ctx), call, messages, schema, whole)
 
     def constrained(self, ctx: Context) -> bool:
         """Whether grounded revisions reply in schema-enforced JSON (reply_format)."""
@@ -354,9 +356,12 @@ class RatNodes:
         )
         quotable = prompts.facts(documents, doc_chars(ctx))
         schema = prompts.revision_schema(quotable, draft=step["revised"]) if as_json else None
-        found = parsing.parse_revision(self.ask(ctx, "revise", messages, schema), number)
+        reply = self.ask(ctx, "revise", messages, schema, whole=True)
+        found = parsing.parse_revision(reply, number)
         made_up = parsing.invented(found.step, state["question"], step["revised"], *quotable)
-        if not found.fact or not parsing.quotes(found.fact, quotable):
+        if not reply:
+            step["note"] = "the model's revision was empty or cut short; the draft was kept"
+        elif not found.fact or not parsing.quotes(found.fact, quotable):
             step["note"] = "no passage bears on it; the draft was kept"
         elif not parsing.bears_on(found.fact, step["revised"], state["question"]):
             step["note"] = "the line it quoted is not about this step; the draft was kept"
@@ -394,9 +399,12 @@ class RatNodes:
         )
         quotable = prompts.facts(documents, doc_chars(ctx))
         schema = prompts.code_schema(quotable) if as_json else None
-        found = parsing.parse_code_revision(self.ask(ctx, "revise", messages, schema))
+        reply = self.ask(ctx, "revise", messages, schema, whole=True)
+        found = parsing.parse_code_revision(reply)
         revised = code.rewrap(step["revised"], found.step)
-        if not found.fact or not parsing.quotes(found.fact, quotable):
+        if not reply:
+            step["note"] = "the model's revision was empty or cut short; the draft was kept"
+        elif not found.fact or not parsing.quotes(found.fact, quotable):
             step["note"] = "no passage shows a mistake in it; the draft was kept"
         elif not parsing.bears_on(found.fact, step["revised"], state["question"]):
             step["note"] = "the line it quoted is not about this code; the draft was kept"
@@ -429,7 +437,8 @@ class RatNodes:
                 scope=ctx.revise_scope,
             )
         prefix = ctx.revise_scope == "prefix" or official
-        reply = parsing.clean_reply(self.ask(ctx, "prefix" if prefix else "revise", messages))
+        call: Call = "prefix" if prefix else "revise"
+        reply = parsing.clean_reply(self.ask(ctx, call, messages, whole=True))
         if prefix:
             earlier, current = _split_prefix(reply, len(revised_past) + 1)
             kept = [s for s in steps if s["status"] != "dropped"]
@@ -442,7 +451,7 @@ class RatNodes:
             changed = parsing.normalize(current) != parsing.normalize(draft)
             step["status"] = "revised" if changed else "unchanged"
         else:
-            step["note"] = "the model's revision was empty; the draft was kept"
+            step["note"] = "the model's revision was empty or cut short; the draft was kept"
 
     def append_next(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """Move to T_i+1; the per-step scratch fields are cleared.
