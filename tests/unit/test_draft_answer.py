@@ -179,6 +179,45 @@ def test_a_code_part_changes_only_into_code_that_still_does_the_job(
         assert step["status"] == "revised"
 
 
+CONF_REPLY = "Add to cache.conf:\n\n```\nmax-memory 2gb\nevict-keys lru\nsave-every 60\n```"
+
+
+@pytest.mark.parametrize(
+    ("lines", "note"),
+    [
+        ("cache-max-bytes 2gb\nevict-keys lru\nsave-every 60", ""),  # the passage's name
+        ("cache-max-bytes 2gb", "left out evict-keys, lru, max-memory, save-every"),
+        ("cache-max-bytes 2gb\nevict-keys lru\nsave-every 60\nswap-guard on", "named swap"),
+    ],
+)
+def test_a_config_block_is_held_to_its_names_as_prose_is(lines: str, note: str) -> None:
+    """A block that is not Python has no parser to hold it to: a revision may rename a
+    setting to the passage's name, but not leave settings out or add ones nothing gives."""
+
+    def revise(step: str, messages: list[BaseMessage]) -> str:
+        return f"FACT: {FACT}\nCODE:\n```\n{lines}\n```"
+
+    result = run(scripted(revise, reply=CONF_REPLY))
+    step = result["steps"][0]
+    assert step["draft"] == CONF_REPLY[CONF_REPLY.index("```") :]
+    if note:
+        assert result["answer"] == CONF_REPLY
+        assert note in step["note"]
+        assert step["status"] == "not_revised"
+    else:
+        assert result["answer"] == f"Add to cache.conf:\n\n```\n{lines}\n```"
+        assert step["status"] == "revised"
+
+
+def test_in_code_every_word_but_an_amount_is_a_name() -> None:
+    draft = "```\nappendonly yes\nsave 60\n```"
+    assert dropped(draft, "```\nsave 60\n```") == []  # in prose, plain words are not names
+    assert dropped(draft, "```\nsave 60\n```", code=True) == ["appendonly", "yes"]
+    assert dropped(draft, "```\nappendfsync always\nsave 300\n```", code=True) == []
+    assert invented("```\nsave 300\nsudo reload\n```", draft, code=True) == ["sudo", "reload"]
+    assert invented("```\nsave 300\nsudo reload\n```", draft) == []
+
+
 @pytest.mark.parametrize(
     "reply",
     [

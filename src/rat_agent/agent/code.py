@@ -43,6 +43,19 @@ def _defined(tree: ast.Module) -> set[str]:
     }
 
 
+def is_python(block: str) -> bool:
+    """Whether a block is Python: tagged so, or untagged and parsing as Python. Other
+    blocks (a config file, a shell command) are held to the names they give, as prose is."""
+    tag, body = _body(block)
+    if tag not in _PYTHON:
+        return False
+    try:
+        ast.parse(body)
+    except SyntaxError:
+        return tag != ""
+    return True
+
+
 def unlike(draft: str, revised: str) -> str:
     """Why the revised block cannot replace the draft's ("" when it can): Python that the
     draft wrote must still parse and define every function and class the draft defined."""

@@ -358,7 +358,6 @@ class RatNodes:
         schema = prompts.revision_schema(quotable, draft=step["revised"]) if as_json else None
         reply = self.ask(ctx, "revise", messages, schema, whole=True)
         found = parsing.parse_revision(reply, number)
-        made_up = parsing.invented(found.step, state["question"], step["revised"], *quotable)
         if not reply:
             step["note"] = "the model's revision was empty or cut short; the draft was kept"
         elif not found.fact or not parsing.quotes(found.fact, quotable):
@@ -367,12 +366,8 @@ class RatNodes:
             step["note"] = "the line it quoted is not about this step; the draft was kept"
         elif found.drop is not None or not parsing.says_something(found.step):
             step["note"] = "the model's revision was empty; the draft was kept"
-        elif made_up:
-            step["note"] = f"the revision named {', '.join(made_up)}, which no passage shown "
-            step["note"] += "gives; the draft was kept"
-        elif lost := parsing.dropped(step["revised"], found.step):
-            step["note"] = f"the revision left out {', '.join(lost)}, which the draft named, "
-            step["note"] += "and named fewer in their place; the draft was kept"
+        elif why := _says_other(state, step["revised"], found.step, quotable):
+            step["note"] = why
         else:
             changed = parsing.normalize(found.step) != parsing.normalize(step["revised"])
             step.update(
@@ -402,14 +397,19 @@ class RatNodes:
         reply = self.ask(ctx, "revise", messages, schema, whole=True)
         found = parsing.parse_code_revision(reply)
         revised = code.rewrap(step["revised"], found.step)
-        if not reply:
+        python = code.is_python(step["revised"])
+        if not reply or revised is None:
             step["note"] = "the model's revision was empty or cut short; the draft was kept"
         elif not found.fact or not parsing.quotes(found.fact, quotable):
             step["note"] = "no passage shows a mistake in it; the draft was kept"
         elif not parsing.bears_on(found.fact, step["revised"], state["question"]):
             step["note"] = "the line it quoted is not about this code; the draft was kept"
-        elif revised is None or (why := code.unlike(step["revised"], revised)):
-            step["note"] = f"the revised code {why or 'was empty'}; the draft was kept"
+        elif python and (why := code.unlike(step["revised"], revised)):
+            step["note"] = f"the revised code {why}; the draft was kept"
+        elif not python and (
+            why := _says_other(state, step["revised"], revised, quotable, block=True)
+        ):
+            step["note"] = why
         else:
             changed = revised.strip() != step["revised"].strip()  # in code, marks matter
             status: StepStatus = "revised" if changed else "unchanged"
@@ -617,6 +617,21 @@ def reviewed_drafts(reply: Any, max_steps: int) -> list[str] | None:
 
 def has_next_step(state: State) -> bool:
     return state["index"] < len(state["drafts"])
+
+
+def _says_other(
+    state: State, draft: str, revised: str, quotable: Sequence[str], block: bool = False
+) -> str:
+    """Why a revision may not replace its draft ("" when it may): it names what neither
+    the task, the draft nor a passage shown gives, or it says less than the draft did."""
+    if made_up := parsing.invented(revised, state["question"], draft, *quotable, code=block):
+        why = f"the revision named {', '.join(made_up)}, which no passage shown gives"
+    elif lost := parsing.dropped(draft, revised, code=block):
+        why = f"the revision left out {', '.join(lost)}, which the draft named, and named "
+        why += "fewer in their place"
+    else:
+        return ""
+    return why + "; the draft was kept"
 
 
 def _revised(steps: Sequence[Step]) -> list[str]:

@@ -319,12 +319,17 @@ def bears_on(fact: str, step: str, question: str) -> bool:
     return bool(shared - set(words(question))) or 3 * len(shared) >= len(said) > 0
 
 
-def invented(revised: str, *known: str) -> list[str]:
+def invented(revised: str, *known: str, code: bool = False) -> list[str]:
     """The specific names a revision gives that none of `known` (the task, the draft step,
     the passages shown) contains: a name the model made up, which a reader would copy; and
-    words in a script none of them is written in, where the model switched language."""
+    words in a script none of them is written in, where the model switched language.
+    In `code` (a config file, a shell command) every word but an amount is a name."""
     vocabulary = set().union(*map(_words, known))
-    named = [t for t in _TOKEN.findall(revised) if _specific(t.strip(".:"))]
+    named = [
+        t
+        for t in _TOKEN.findall(revised)
+        if _specific(t.strip(".:")) or (code and not _AMOUNT.match(t))
+    ]
     for span in _CODE_SPAN.findall(revised):
         named += [t for t in _TOKEN.findall(span) if not _AMOUNT.match(t)]
     found = []
@@ -342,10 +347,12 @@ def _words(text: str) -> set[str]:
     return {t.lower().strip(".:") for t in _TOKEN.findall(text)}
 
 
-def _names(text: str) -> set[str]:
+def _names(text: str, code: bool = False) -> set[str]:
     """The names a text gives: words written as code ("maxmemory-policy", "ca.crt",
     "os.path"), and every word of a `code span` but amounts (values a revision may
-    correct)."""
+    correct); in `code`, every word but amounts."""
+    if code:
+        return {w for w in _words(text) if not _AMOUNT.match(w)} - {""}
     named = {
         key
         for t in _TOKEN.findall(text)
@@ -356,12 +363,12 @@ def _names(text: str) -> set[str]:
     return named - {""}
 
 
-def dropped(draft: str, revised: str) -> list[str]:
+def dropped(draft: str, revised: str, code: bool = False) -> list[str]:
     """The names the draft step gives that its revision leaves out, where the revision
     names fewer new ones in their place: such a revision says less than the draft did (a
-    correction names what replaces a name)."""
-    lost = _names(draft) - _words(revised)
-    added = _names(revised) - _words(draft)
+    correction names what replaces a name). `code` as in `invented`."""
+    lost = _names(draft, code) - _words(revised)
+    added = _names(revised, code) - _words(draft)
     return sorted(lost) if len(added) < len(lost) else []
 
 
