@@ -209,6 +209,54 @@ def test_a_config_block_is_held_to_its_names_as_prose_is(lines: str, note: str) 
         assert step["status"] == "revised"
 
 
+@pytest.mark.parametrize("where", ["cache.conf", "/srv/docs/cache.conf"])
+def test_a_revision_may_name_the_file_it_read(where: str) -> None:
+    """The prompt shows each document under its title and source: a step that names the
+    file it read names nothing the passages do not give."""
+
+    def revise(step: str, messages: list[BaseMessage]) -> str:
+        assert "(/srv/docs/cache.conf)" in prompt_text(messages)
+        if "memory limit" in step:
+            return f"FACT: {FACT}\nSTEP: Set cache-max-bytes 2gb in {where}."
+        return "FACT: NONE"
+
+    pages = [
+        Document(
+            page_content=PAGES[0].page_content,
+            metadata={"source": PAGES[0].metadata["source"], "title": "Cache manual"},
+        )
+    ]
+    graph = build_graph(llm=scripted(revise), retriever=ListRetriever(documents=pages))
+    result = graph.invoke({"question": QUESTION}, context={"draft": "answer"})
+    assert result["steps"][1]["status"] == "revised", result["steps"][1]["note"]
+    assert f"Set cache-max-bytes 2gb in {where}." in result["answer"]
+
+
+def test_a_config_block_adds_only_what_the_line_it_quoted_gives() -> None:
+    """A block changes by the one line it quotes ("only that mistake corrected"): a
+    setting another passage gives, which the quoted line does not, keeps the draft."""
+    pages = [
+        Document(
+            page_content=PAGES[0].page_content + "\n\nTurn swapping off with swap-guard off.",
+            metadata=PAGES[0].metadata,
+        )
+    ]
+
+    def revise(step: str, messages: list[BaseMessage]) -> str:
+        assert "swap-guard off" in prompt_text(messages)
+        lines = "cache-max-bytes 2gb\nevict-keys lru\nsave-every 60\nswap-guard off"
+        return f"FACT: {FACT}\nCODE:\n```\n{lines}\n```"
+
+    graph = build_graph(
+        llm=scripted(revise, reply=CONF_REPLY), retriever=ListRetriever(documents=pages)
+    )
+    result = graph.invoke({"question": QUESTION}, context={"draft": "answer"})
+    step = result["steps"][0]
+    assert result["answer"] == CONF_REPLY
+    assert step["status"] == "not_revised"
+    assert "named swap-guard, off, which neither the task, the draft nor the line" in step["note"]
+
+
 def test_in_code_every_word_but_an_amount_is_a_name() -> None:
     draft = "```\nappendonly yes\nsave 60\n```"
     assert dropped(draft, "```\nsave 60\n```") == []  # in prose, plain words are not names
@@ -296,6 +344,24 @@ def test_a_line_bears_on_a_step_when_it_shares_a_word_the_task_does_not_give() -
     assert not bears_on("Accept connections on port 6379.", "Set a timeout of 300.", question)
     # the task's words and numbers anchor nothing
     assert not bears_on("save 900 1 300 60", "Close idle connections every 60 s.", question)
+
+
+def test_a_line_bears_on_a_step_that_names_its_setting_as_code() -> None:
+    """A task that asks for a setting in plain words ("TCP keepalive") gives every word of
+    its name; the step and the line still share the name as written ("tcp-keepalive")."""
+    question = "How do I send TCP keepalive probes every 60 seconds?"
+    step = (
+        "Enable TCP keepalive, so dead peers are found on every client socket, by setting "
+        "`tcp-keepalive` to 300 seconds in the server's configuration."
+    )
+    line = "A reasonable value is 300 seconds, the Redis default. tcp-keepalive 300"
+    assert bears_on(line, step, question)
+    assert not bears_on(line, step, question, names=False)  # Python names every call
+    assert not bears_on("TCP listen() backlog. tcp-backlog 511", step, question)
+    # a name the task itself writes as code anchors nothing
+    assert not bears_on(
+        "tcp-keepalive 300", step, question.replace("TCP keepalive", "tcp-keepalive")
+    )
 
 
 class _ByQuery(ListRetriever):

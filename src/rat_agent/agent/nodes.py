@@ -10,6 +10,7 @@ one on, is asked at four fixed points; with none, this is the paper's loop.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
@@ -402,12 +403,12 @@ class RatNodes:
             step["note"] = "the model's revision was empty or cut short; the draft was kept"
         elif not found.fact or not parsing.quotes(found.fact, quotable):
             step["note"] = "no passage shows a mistake in it; the draft was kept"
-        elif not parsing.bears_on(found.fact, step["revised"], state["question"]):
+        elif not parsing.bears_on(found.fact, step["revised"], state["question"], not python):
             step["note"] = "the line it quoted is not about this code; the draft was kept"
-        elif python and (why := code.unlike(step["revised"], revised)):
+        elif why := code.unlike(step["revised"], revised):
             step["note"] = f"the revised code {why}; the draft was kept"
         elif not python and (
-            why := _says_other(state, step["revised"], revised, quotable, block=True)
+            why := _says_other(state, step["revised"], revised, [found.fact], block=True)
         ):
             step["note"] = why
         else:
@@ -620,18 +621,32 @@ def has_next_step(state: State) -> bool:
 
 
 def _says_other(
-    state: State, draft: str, revised: str, quotable: Sequence[str], block: bool = False
+    state: State, draft: str, revised: str, known: Sequence[str], block: bool = False
 ) -> str:
     """Why a revision may not replace its draft ("" when it may): it names what neither
-    the task, the draft nor a passage shown gives, or it says less than the draft did."""
-    if made_up := parsing.invented(revised, state["question"], draft, *quotable, code=block):
-        why = f"the revision named {', '.join(made_up)}, which no passage shown gives"
+    the task, the draft nor `known` gives (the passages shown; for a block, the line it
+    quoted), or it says less than the draft did."""
+    shown = _headers(state.get("documents", []))
+    if made_up := parsing.invented(revised, state["question"], draft, *known, *shown, code=block):
+        given = (
+            "neither the task, the draft nor the line it quoted" if block else "no passage shown"
+        )
+        why = f"the revision named {', '.join(made_up)}, which {given} gives"
     elif lost := parsing.dropped(draft, revised, code=block):
         why = f"the revision left out {', '.join(lost)}, which the draft named, and named "
         why += "fewer in their place"
     else:
         return ""
     return why + "; the draft was kept"
+
+
+_PATH_MARKS = re.compile(r"[/\\?#=&]+")
+
+
+def _headers(documents: Sequence[dict[str, str]]) -> list[str]:
+    """Each document's title and source as the revision was shown them, a path's parts as
+    words of their own: a revision may name the file it read ("redis.conf")."""
+    return [f"{d['title']} {d['source']} {_PATH_MARKS.sub(' ', d['source'])}" for d in documents]
 
 
 def _revised(steps: Sequence[Step]) -> list[str]:

@@ -309,13 +309,18 @@ _FILLER = frozenset([
 # fmt: on
 
 
-def bears_on(fact: str, step: str, question: str) -> bool:
+def bears_on(fact: str, step: str, question: str, names: bool = True) -> bool:
     """Whether a quoted line is about the step itself: it shares with the step a word the
-    task does not already give, or a third of the step's words (numbers and filler aside).
-    A line that shares a word or two of the task in general ("Redis", "TCP") is not about
-    the step, and a revision written from it replaces the step with whatever it says."""
+    task does not already give, a name written as code that the task gives only in plain
+    words ("tcp-keepalive" for "TCP keepalive"), or a third of the step's words (numbers
+    and filler aside). A line that shares a word or two of the task in general ("Redis",
+    "TCP") is not about the step, and a revision written from it replaces the step with
+    whatever it says. Without `names` (Python, where every call and variable is a name)
+    a shared name is not enough."""
     said = {w for w in words(step, STOPWORDS | _FILLER) if not w.isdigit()}
     shared = said & set(words(fact))
+    if names and (_names(step) & _names(fact)) - _words(question):
+        return True
     return bool(shared - set(words(question))) or 3 * len(shared) >= len(said) > 0
 
 
