@@ -11,7 +11,7 @@ from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage
 
 from rat_agent import build_graph
-from rat_agent.agent import layout, prompts
+from rat_agent.agent import code, layout, prompts
 from rat_agent.agent.parsing import bears_on, dropped, invented
 
 QUESTION = "How do I make the cache keep at most 2 GB?"
@@ -385,3 +385,19 @@ def test_a_sourced_draft_is_the_reply_rag_gives_then_checked_part_by_part() -> N
     assert retriever.queries[0] == QUESTION
     assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 4
     assert result["answer"] == REPLY  # no part revised (the fake confirms nothing)
+
+
+@pytest.mark.parametrize(
+    ("part", "python"),
+    [
+        ("```python\ndef f(:\n```", True),  # tagged: Python, if broken
+        ("Then:\n\n```py\ndef f():\n    return 1\n```\nThat is all.", True),  # a joined tail
+        ("```\nsave 60\nappendonly yes\n```", False),
+        ("```conf\nsave 60\n```\nRestart.", False),
+    ],
+)
+def test_a_part_holds_python_when_it_is_a_python_block_or_contains_one(
+    part: str, python: bool
+) -> None:
+    """Where Python is, a name shared with a line is no sign the line is about the part."""
+    assert code.has_python(part) is python

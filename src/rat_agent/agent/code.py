@@ -56,6 +56,14 @@ def is_python(block: str) -> bool:
     return True
 
 
+_BLOCKS = re.compile(r"^[ \t]*```.*?^[ \t]*```[ \t]*$", re.M | re.S)
+
+
+def has_python(text: str) -> bool:
+    """Whether a part is Python or holds a Python block (a joined tail of prose and code)."""
+    return is_python(text) or any(is_python(m.group(0)) for m in _BLOCKS.finditer(text))
+
+
 def unlike(draft: str, revised: str) -> str:
     """Why the revised block cannot replace the draft's ("" when it can): Python that the
     draft wrote must still parse and define every function and class the draft defined."""

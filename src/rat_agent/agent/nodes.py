@@ -403,7 +403,9 @@ class RatNodes:
             step["note"] = "the model's revision was empty or cut short; the draft was kept"
         elif not found.fact or not parsing.quotes(found.fact, quotable):
             step["note"] = "no passage shows a mistake in it; the draft was kept"
-        elif not parsing.bears_on(found.fact, step["revised"], state["question"], not python):
+        elif not parsing.bears_on(
+            found.fact, step["revised"], state["question"], not code.has_python(step["revised"])
+        ):
             step["note"] = "the line it quoted is not about this code; the draft was kept"
         elif why := code.unlike(step["revised"], revised):
             step["note"] = f"the revised code {why}; the draft was kept"
