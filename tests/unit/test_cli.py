@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from fakes import ListRetriever, ScriptedModel, plan_model, wiki_docs
+from fakes import ListRetriever, ScriptedModel, current_step, plan_model, revision, wiki_docs
 from langchain_core.messages import BaseMessage
 
 from rat_agent import ConfigError, cli, retrieval
@@ -129,6 +129,28 @@ def test_failed_run_resumes_on_its_thread(
     assert "finished" in shown and "FIXED make planks" in shown
     assert rat("threads") == 0
     assert "t1" in capsys.readouterr().out
+
+
+def test_show_prints_a_refused_revision_beside_the_kept_draft(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = plan_model(DRAFT)
+    respond = model.respond
+
+    def made_up(kind: str, messages: list[BaseMessage]) -> str:
+        if kind == "revise" and current_step(messages) == "make planks":
+            return revision(messages, "make planks with plank_tool.cfg")
+        return respond(kind, messages)
+
+    model.respond = made_up
+    install_fakes(monkeypatch, model)
+    assert rat("ask", "How?", "--retriever", "fake", "--thread", "t3") == 0
+    capsys.readouterr()
+    assert rat("show", "t3") == 0
+    out = capsys.readouterr().out
+    assert "named plank_tool.cfg, which no passage shown gives" in " ".join(out.split())
+    assert "refused make planks with plank_tool.cfg" in out
+    assert "quoted  Page 1 says" in out
 
 
 @pytest.mark.parametrize(

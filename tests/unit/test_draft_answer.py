@@ -75,6 +75,7 @@ def test_the_draft_is_the_direct_reply_and_the_answer_is_it_revised_in_place() -
         "not_revised",
     ]
     assert result["steps"][1]["fact"] == FACT[4:]
+    assert not any("refused" in step for step in result["steps"])
     assert result["answer"] == REPLY.replace(
         "Set the memory limit to 2 GB.", "Set cache-max-bytes 2gb."
     )
@@ -96,8 +97,13 @@ def test_a_revision_that_names_what_no_passage_gives_keeps_the_draft() -> None:
 
     result = run(scripted(revise))
     assert result["answer"] == REPLY
-    assert "cache_max_memory" in result["steps"][1]["note"]
+    step = result["steps"][1]
+    assert "cache_max_memory" in step["note"]
     assert {s["status"] for s in result["steps"]} == {"not_revised"}
+    # what the model proposed stays beside the draft, for a user to judge
+    assert step["refused"] == "Set cache_max_memory 2gb in /etc/cache/cache.conf."
+    assert step["refused_fact"] == FACT[4:]
+    assert "fact" not in step
 
 
 def test_a_revision_cut_at_the_token_limit_keeps_the_draft() -> None:
@@ -242,9 +248,10 @@ def test_a_config_block_adds_only_what_the_line_it_quoted_gives() -> None:
         )
     ]
 
+    lines = "cache-max-bytes 2gb\nevict-keys lru\nsave-every 60\nswap-guard off"
+
     def revise(step: str, messages: list[BaseMessage]) -> str:
         assert "swap-guard off" in prompt_text(messages)
-        lines = "cache-max-bytes 2gb\nevict-keys lru\nsave-every 60\nswap-guard off"
         return f"FACT: {FACT}\nCODE:\n```\n{lines}\n```"
 
     graph = build_graph(
@@ -255,6 +262,7 @@ def test_a_config_block_adds_only_what_the_line_it_quoted_gives() -> None:
     assert result["answer"] == CONF_REPLY
     assert step["status"] == "not_revised"
     assert "named swap-guard, off, which neither the task, the draft nor the line" in step["note"]
+    assert step["refused"] == f"```\n{lines}\n```"
 
 
 def test_in_code_every_word_but_an_amount_is_a_name() -> None:

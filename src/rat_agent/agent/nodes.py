@@ -378,6 +378,8 @@ class RatNodes:
                     "status": "revised" if changed else "unchanged",
                 }
             )
+            return
+        _refused(step, found.step, found.fact)
 
     def _revise_code(self, state: State, ctx: Context, step: Step) -> None:
         """A step that is a block of code, revised as a grounded step is: it changes only
@@ -417,6 +419,8 @@ class RatNodes:
             changed = revised.strip() != step["revised"].strip()  # in code, marks matter
             status: StepStatus = "revised" if changed else "unchanged"
             step.update({"revised": revised, "fact": found.fact, "status": status})
+            return
+        _refused(step, revised or "", found.fact)
 
     def _revise_free(self, state: State, ctx: Context, step: Step, steps: list[Step]) -> None:
         """Fills `step` from the paper's free-text revision (and, with the prefix scope,
@@ -640,6 +644,15 @@ def _says_other(
     else:
         return ""
     return why + "; the draft was kept"
+
+
+def _refused(step: Step, proposed: str, fact: str | None) -> None:
+    """Keeps a revision the checks kept out beside the draft, so a user sees what the
+    model proposed and the line it quoted, not only why it was not taken."""
+    if proposed.strip() and proposed.strip() != step["revised"].strip():
+        step["refused"] = proposed
+        if fact:
+            step["refused_fact"] = fact
 
 
 _PATH_MARKS = re.compile(r"[/\\?#=&]+")

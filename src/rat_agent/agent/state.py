@@ -49,6 +49,8 @@ class Step(TypedDict):
     status: StepStatus  # not_revised: the draft was kept (no sources, or no usable reply)
     note: str  # why a step was not revised, inserted or dropped; empty otherwise
     fact: NotRequired[str]  # grounded revision: the passage it rests on
+    refused: NotRequired[str]  # a revision the checks kept out (`note` says why)
+    refused_fact: NotRequired[str]  # the line that revision quoted
     needs: NotRequired[list[str]]  # grounded revision: what the step uses
     makes: NotRequired[str]  # an inserted step: the prerequisite it was inserted for
 
