@@ -365,6 +365,11 @@ def test_a_line_bears_on_a_step_that_names_its_setting_as_code() -> None:
     line = "A reasonable value is 300 seconds, the Redis default. tcp-keepalive 300"
     assert bears_on(line, step, question)
     assert not bears_on(line, step, question, names=False)  # Python names every call
+    # a piece of a name is not a word of the line
+    backlog = "`tcp_max_syn_backlog`: Set to 4096"
+    clients = "Once the limit is reached Redis closes new connections: max number of clients."
+    assert not bears_on(clients, backlog, question)
+    assert bears_on(clients, backlog, question, names=False)
     assert not bears_on("TCP listen() backlog. tcp-backlog 511", step, question)
     # a name the task itself writes as code anchors nothing
     assert not bears_on(

@@ -315,12 +315,15 @@ def bears_on(fact: str, step: str, question: str, names: bool = True) -> bool:
     words ("tcp-keepalive" for "TCP keepalive"), or a third of the step's words (numbers
     and filler aside). A line that shares a word or two of the task in general ("Redis",
     "TCP") is not about the step, and a revision written from it replaces the step with
-    whatever it says. Without `names` (Python, where every call and variable is a name)
-    a shared name is not enough."""
+    whatever it says; so is a line that shares only a piece of a name ("max" of
+    tcp_max_syn_backlog, in "max number of clients"). Without `names` (Python, where every
+    call and variable is a name) names count as their pieces."""
     said = {w for w in words(step, STOPWORDS | _FILLER) if not w.isdigit()}
     shared = said & set(words(fact))
-    if names and (_names(step) & _names(fact)) - _words(question):
-        return True
+    if names:
+        if (_names(step) & _names(fact)) - _words(question):
+            return True
+        shared &= {w for t in _TOKEN.findall(step) if len(ws := words(t)) == 1 for w in ws}
     return bool(shared - set(words(question))) or 3 * len(shared) >= len(said) > 0
 
 
