@@ -370,6 +370,8 @@ def test_a_line_bears_on_a_step_that_names_its_setting_as_code() -> None:
     clients = "Once the limit is reached Redis closes new connections: max number of clients."
     assert not bears_on(clients, backlog, question)
     assert bears_on(clients, backlog, question, names=False)
+    # a name the line gives whole is shared, pieces and all, though the task names it too
+    assert bears_on("about: make Q-7 from parts", "make Q-7", "How do I get Q-7?")
     assert not bears_on("TCP listen() backlog. tcp-backlog 511", step, question)
     # a name the task itself writes as code anchors nothing
     assert not bears_on(

@@ -323,7 +323,13 @@ def bears_on(fact: str, step: str, question: str, names: bool = True) -> bool:
     if names:
         if (_names(step) & _names(fact)) - _words(question):
             return True
-        shared &= {w for t in _TOKEN.findall(step) if len(ws := words(t)) == 1 for w in ws}
+        whole = _words(fact)  # a name the line gives whole is shared, pieces and all
+        shared &= {
+            w
+            for t in _TOKEN.findall(step)
+            if len(ws := words(t)) == 1 or t.lower().strip(".:") in whole
+            for w in ws
+        }
     return bool(shared - set(words(question))) or 3 * len(shared) >= len(said) > 0
 
 
