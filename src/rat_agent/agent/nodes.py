@@ -401,13 +401,12 @@ class RatNodes:
         found = parsing.parse_code_revision(reply)
         revised = code.rewrap(step["revised"], found.step)
         python = code.is_python(step["revised"])
+        names = not (python or code.has_python(step["revised"]))  # in Python every call is a name
         if not reply or revised is None:
             step["note"] = "the model's revision was empty or cut short; the draft was kept"
         elif not found.fact or not parsing.quotes(found.fact, quotable):
             step["note"] = "no passage shows a mistake in it; the draft was kept"
-        elif not parsing.bears_on(
-            found.fact, step["revised"], state["question"], not code.has_python(step["revised"])
-        ):
+        elif not parsing.bears_on(found.fact, step["revised"], state["question"], names):
             step["note"] = "the line it quoted is not about this code; the draft was kept"
         elif why := code.unlike(step["revised"], revised):
             step["note"] = f"the revised code {why}; the draft was kept"
