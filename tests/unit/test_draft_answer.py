@@ -354,6 +354,24 @@ def test_a_line_bears_on_a_step_when_it_shares_a_word_the_task_does_not_give() -
     assert not bears_on("save 900 1 300 60", "Close idle connections every 60 s.", question)
 
 
+def test_a_line_that_shares_only_the_action_a_step_opens_with_is_not_about_it() -> None:
+    """A step "Restart the server" and a line on what a restart loads share what the step does,
+    not what it does it to: a revision from that line bolts a setting onto the restart."""
+    question = "How do I turn off the report the server writes when it crashes?"
+    restart = "Restart the server for the changes to take effect."
+    loads = "If the log is truncated, the server refuses to start; fix it, then restart."
+    assert not bears_on(loads, restart, question)
+    assert not bears_on(loads, f"**Finally**: {restart}", question)  # past a label too
+    # a short step is not about every line that shares its action either
+    assert not bears_on("Save snapshots every 60 s: save 60 1", "Save the file.", question)
+    # the action and what it acts on
+    assert bears_on("Changes take effect after a restart.", restart, question)
+    # a step that opens with a name is about that name
+    setting = "`appendonly`: leave it at no."
+    assert bears_on("appendonly no", setting, question)
+    assert bears_on("The appendonly file is rewritten in the background.", setting, question)
+
+
 def test_a_line_bears_on_a_step_that_names_its_setting_as_code() -> None:
     """A task that asks for a setting in plain words ("TCP keepalive") gives every word of
     its name; the step and the line still share the name as written ("tcp-keepalive")."""

@@ -316,8 +316,9 @@ def bears_on(fact: str, step: str, question: str, names: bool = True) -> bool:
     and filler aside). A line that shares a word or two of the task in general ("Redis",
     "TCP") is not about the step, and a revision written from it replaces the step with
     whatever it says; so is a line that shares only a piece of a name ("max" of
-    tcp_max_syn_backlog, in "max number of clients"). Without `names` (Python, where every
-    call and variable is a name) names count as their pieces."""
+    tcp_max_syn_backlog, in "max number of clients"), or only the plain word the step opens
+    with, its action ("Restart Redis ..." and a line on what a restart loads). Without
+    `names` (Python, where every call and variable is a name) names count as their pieces."""
     said = {w for w in words(step, STOPWORDS | _FILLER) if not w.isdigit()}
     shared = said & set(words(fact))
     if names:
@@ -330,7 +331,24 @@ def bears_on(fact: str, step: str, question: str, names: bool = True) -> bool:
             if len(ws := words(t)) == 1 or t.lower().strip(".:") in whole
             for w in ws
         }
-    return bool(shared - set(words(question))) or 3 * len(shared) >= len(said) > 0
+    given = set(words(question))
+    if shared - given == {action := _action(step)}:
+        shared.discard(action)
+    return bool(shared - given) or 3 * len(shared) >= len(said) > 0
+
+
+_STEP_LABEL = re.compile(r"^\W*(?:\*\*[^*\n]+\*\*|[^:\n`]{1,40}):\s*")  # "**Server**: ", "Note: "
+
+
+def _action(step: str) -> str:
+    """The plain word a step opens with, past a label: what it does ("save", "restart"),
+    rather than what it is about. Not a name: a step that opens with `maxmemory` is about
+    it."""
+    body = _STEP_LABEL.sub("", step.strip(), count=1)
+    if body.startswith("`"):
+        return ""
+    first = next(iter(words(body)), "")  # "Make sticks" does "make", though it is filler
+    return "" if first in {w for name in _names(step) for w in words(name)} else first
 
 
 def invented(revised: str, *known: str, code: bool = False) -> list[str]:
