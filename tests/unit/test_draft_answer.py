@@ -12,7 +12,7 @@ from langchain_core.messages import BaseMessage
 
 from rat_agent import build_graph
 from rat_agent.agent import code, layout, prompts
-from rat_agent.agent.parsing import bears_on, dropped, invented
+from rat_agent.agent.parsing import bears_on, dropped, invented, new_claim
 
 QUESTION = "How do I make the cache keep at most 2 GB?"
 REPLY = (
@@ -104,6 +104,37 @@ def test_a_revision_that_names_what_no_passage_gives_keeps_the_draft() -> None:
     assert step["refused"] == "Set cache_max_memory 2gb in /etc/cache/cache.conf."
     assert step["refused_fact"] == FACT[4:]
     assert "fact" not in step
+
+
+def test_a_revision_saying_something_else_from_nothing_in_its_line_keeps_the_draft() -> None:
+    """A part that says what a report shows is not made concrete by a new instruction the
+    line suggests; a rewrite that names the line's setting is."""
+    shows = "The info command then shows how much memory the cache uses."
+    reply = f"1. Open the configuration file.\n2. {shows}"
+    instead = "Set a memory usage limit to keep the cache from crashing."
+    concrete = "Set cache-max-bytes 2gb to keep the cache from crashing."
+
+    def answer(revised: str) -> dict[str, Any]:
+        def revise(step: str, messages: list[BaseMessage]) -> str:
+            return f"FACT: {FACT}\nSTEP: {revised}" if step == shows else "FACT: NONE"
+
+        return run(scripted(revise, reply=reply))
+
+    kept = answer(instead)
+    assert kept["answer"] == reply
+    assert kept["steps"][1]["note"].startswith("the revision said something other than the step")
+    assert kept["steps"][1]["refused"] == instead
+    assert answer(concrete)["answer"] == reply.replace(shows, concrete)
+
+
+def test_a_new_claim_keeps_under_a_third_of_the_step_and_names_nothing_from_the_line() -> None:
+    line = "client-output-buffer-limit <class> <hard limit> <soft limit> <soft seconds>"
+    step = "If the subscriber stays idle for more than 90 seconds, it is disconnected."
+    assert not new_claim(step, "Set client-output-buffer-limit pubsub 64mb 16mb 90.", line)
+    assert new_claim(step, "Raise the limits of every client class.", line)
+    assert not new_claim(step, "If the subscriber stays idle for 90 seconds, drop it.", line)
+    # a name the step lacked but the line does not give is no sign of the line
+    assert new_claim(step, "Set maxmemory-clients to 64mb.", line)
 
 
 def test_a_revision_cut_at_the_token_limit_keeps_the_draft() -> None:

@@ -369,6 +369,11 @@ class RatNodes:
             step["note"] = "the model's revision was empty; the draft was kept"
         elif why := _says_other(state, step["revised"], found.step, quotable):
             step["note"] = why
+        elif parsing.new_claim(step["revised"], found.step, found.fact):
+            step["note"] = (
+                "the revision said something other than the step and took no name or amount "
+                "from the line it quoted; the draft was kept"
+            )
         else:
             changed = parsing.normalize(found.step) != parsing.normalize(step["revised"])
             step.update(

@@ -404,6 +404,19 @@ def dropped(draft: str, revised: str, code: bool = False) -> list[str]:
     return sorted(lost) if len(added) < len(lost) else []
 
 
+def new_claim(draft: str, revised: str, fact: str) -> bool:
+    """Whether a revision says something other than its draft step (keeps under a third of
+    the step's words) and takes from the line it quoted no name or amount the step lacked:
+    neither a correction nor the step made concrete, but a new claim ("Set a memory limit"
+    in place of what a memory report shows). A rewrite that names the line's setting is
+    the step made concrete, however few of its words it keeps."""
+    said = {w for w in words(draft, STOPWORDS | _FILLER) if not w.isdigit()}
+    if 3 * len(said & set(words(revised))) >= len(said):
+        return False
+    given = _names(revised) | {w for w in _words(revised) if _AMOUNT.match(w)}
+    return not (given - _words(draft)) & _words(fact)
+
+
 def format_steps(steps: list[str]) -> str:
     return "\n".join(f"STEP {n}: {text}" for n, text in enumerate(steps, 1))
 
