@@ -65,14 +65,17 @@ def run(model: ScriptedModel, retriever: Any = None, **context: Any) -> dict[str
 
 
 def test_the_default_loop_on_a_passed_in_retriever_is_the_papers() -> None:
-    """1 + 2n calls for n draft steps: the draft is the model's own answer (the prompt the
-    direct method sends), each of its parts a step; n revised steps, each the model's
-    revision, each with its sources; nothing dropped, inserted or rewritten by a rule; the
-    answer is that reply with its parts revised in place."""
-    model = scripted()
-    result = run(model)
+    """1 + 2n calls for n draft steps: the draft is a reply, written from the task's own
+    passages where they bear on it (the prompt the rag method sends), each of its parts a
+    step; n revised steps, each the model's revision, each with its sources; nothing
+    dropped, inserted or rewritten by a rule; the answer is that reply with its parts
+    revised in place."""
+    model, retriever = scripted(), ListRetriever(documents=PAGES)
+    result = run(model, retriever)
     assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 3
-    assert prompt_text(model.calls[0][1]) == prompt_text(prompts.direct_messages(QUESTION))
+    assert retriever.queries == [QUESTION] + [f"QUERY{len(d)}" for d in DRAFTS]
+    drafted = prompt_text(model.calls[0][1])
+    assert prompts.RAG_ANSWER.strip() in drafted and "[1] QX guide (corpus:qx)" in drafted
     steps = result["steps"]
     assert [s["draft"] for s in steps] == DRAFTS
     assert [s["revised"] for s in steps] == [f"{d} Use the alpha tool at level 3." for d in DRAFTS]

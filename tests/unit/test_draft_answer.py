@@ -439,6 +439,40 @@ class _ByQuery(ListRetriever):
         return [Document(page_content="Restart the server with the service manager.")]
 
 
+def test_the_default_draft_is_written_from_the_task_passages_where_they_bear_on_it() -> None:
+    """Draft "auto" (method rat): the reply rag gives where the task's best passage is close
+    to it (sourced_support) and the task holds no code block; else the model's own answer."""
+
+    def drafted(question: str, pages: list[Document], **context: Any) -> tuple[str, list[str]]:
+        model, retriever = scripted(), ListRetriever(documents=pages)
+        build_graph(llm=model, retriever=retriever).invoke({"question": question}, context=context)
+        return prompt_text(model.calls[0][1]), retriever.queries
+
+    prompt, queries = drafted(QUESTION, PAGES)
+    assert prompts.RAG_ANSWER.strip() in prompt and "cache-max-bytes" in prompt
+    assert queries[0] == QUESTION
+    direct = prompt_text(prompts.direct_messages(QUESTION))
+    unrelated = Document(
+        page_content="The parrot is a tropical bird that learns to repeat words.",
+        metadata={"title": "Parrots", "source": "/srv/docs/birds.txt"},
+    )
+    assert drafted(QUESTION, [unrelated])[0] == direct
+    assert drafted(QUESTION, PAGES, sourced_support=0.99)[0] == direct
+    assert drafted(QUESTION, PAGES, draft="answer")[0] == direct
+    # a task that gives code to finish: the model's own answer, with no search before it
+    task = f"{QUESTION} Finish it:\n\n```python\ndef cap(cache):\n    pass\n```"
+    prompt, queries = drafted(task, PAGES)
+    assert prompt == prompt_text(prompts.direct_messages(task)) and task not in queries
+
+
+def test_a_source_that_fails_on_the_task_leaves_the_models_own_draft() -> None:
+    model = scripted()
+    retriever = ListRetriever(documents=PAGES, fail=lambda query: query == QUESTION)
+    result = build_graph(llm=model, retriever=retriever).invoke({"question": QUESTION})
+    assert prompt_text(model.calls[0][1]) == prompt_text(prompts.direct_messages(QUESTION))
+    assert result["answer"] == REPLY
+
+
 def test_a_sourced_draft_is_the_reply_rag_gives_then_checked_part_by_part() -> None:
     model, retriever = scripted(), _ByQuery(documents=[])
     graph = build_graph(llm=model, retriever=retriever)

@@ -10,6 +10,7 @@ from fakes import ListRetriever, ScriptedModel, prompt_text, wiki_docs
 from langchain_core.messages import BaseMessage
 
 from rat_agent import retrieval
+from rat_agent.agent import code, prompts
 from rat_agent.agent.context import Context
 from rat_agent.agent.graph import build_graph
 from rat_agent.errors import ConfigError
@@ -41,6 +42,18 @@ def test_the_splits_report_on_the_first_40_and_tune_on_the_next_60() -> None:
     assert humaneval.split(problems, None) == problems  # 100-163 only when asked for all
     with pytest.raises(ConfigError, match="split"):
         humaneval.split(problems, "train")
+
+
+def test_every_problem_gives_its_code_so_rat_drafts_the_models_own_answer() -> None:
+    """Draft "auto" writes a task with a code block from the model alone, never from the
+    pages: the HumanEval figures hold for the default only while every problem holds one."""
+    question = humaneval.question(FIRST)
+    model = ScriptedModel(respond=lambda kind, _: "```python\npass\n```")
+    retriever = ListRetriever(documents=wiki_docs(1))
+    build_graph(llm=model, retriever=retriever).invoke({"question": question})
+    assert prompt_text(model.calls[0][1]) == prompt_text(prompts.direct_messages(question))
+    assert question not in retriever.queries
+    assert all(code.holds_block(humaneval.question(p)) for p in PROBLEMS)
 
 
 @pytest.mark.parametrize("index", [0, 12, 32, 53, 107, 163])

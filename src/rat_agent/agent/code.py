@@ -59,6 +59,11 @@ def is_python(block: str) -> bool:
 _BLOCKS = re.compile(r"^[ \t]*```.*?^[ \t]*```[ \t]*$", re.M | re.S)
 
 
+def holds_block(text: str) -> bool:
+    """Whether a text holds a fenced block of code (a task that gives a function to finish)."""
+    return _BLOCKS.search(text) is not None
+
+
 def has_python(text: str) -> bool:
     """Whether a part is Python or holds a Python block (a joined tail of prose and code)."""
     return is_python(text) or any(is_python(m.group(0)) for m in _BLOCKS.finditer(text))

@@ -100,9 +100,10 @@ class RatNodes:
         return repair_for(ctx, lambda: self._domain(ctx))
 
     def draft_mode(self, ctx: Context) -> Draft:
-        """The run's draft: "auto" is the model's own answer for method rat, so a step of the
-        reply a user would get changes only on evidence; the paper's chain of thought for the
-        baselines, the ablations, and plans (plan repair on, or the Minecraft source)."""
+        """The run's draft: "auto" is a reply for method rat, so a step of the reply a user
+        would get changes only on evidence (written from the task's passages where they
+        bear on it: `_draft_passages`); the paper's chain of thought for the baselines, the
+        ablations, and plans (plan repair on, or the Minecraft source)."""
         if ctx.draft != "auto":
             return ctx.draft
         plans = self.repair(ctx) is not None or self._domain(ctx) == "minecraft"
@@ -149,12 +150,11 @@ class RatNodes:
         def write() -> list[str]:
             mode = self.draft_mode(ctx)
             if mode in ("answer", "sourced"):
+                passages = self._draft_passages(ctx, question, mode)
                 messages = (
-                    prompts.rag_messages(
-                        question, self._task_passages(ctx, question), doc_chars=doc_chars(ctx)
-                    )
-                    if mode == "sourced"
-                    else prompts.direct_messages(question)
+                    prompts.direct_messages(question)
+                    if passages is None
+                    else prompts.rag_messages(question, passages, doc_chars=doc_chars(ctx))
                 )
                 reply = self.ask(ctx, "draft", messages)
                 own.append(parsing.strip_thinking(reply).strip())
@@ -482,12 +482,32 @@ class RatNodes:
     def _task_passages(self, ctx: Context, question: str) -> list[dict[str, str]]:
         """The passages of the source closest to the task itself, for the written answer;
         none if the source fails (the steps are checked already)."""
+        return self._task_evidence(ctx, question).documents
+
+    def _task_evidence(self, ctx: Context, question: str) -> Evidence:
         try:
             found = self.search(ctx, question)
-            return focus(ctx, found, [question], self.evidence_budget(ctx)).documents
+            return focus(ctx, found, [question], self.evidence_budget(ctx))
         except RetrievalError as exc:
-            log.warning("retrieval for the answer failed: %s", exc)
-            return []
+            from rat_agent.agent import evidence  # lazy, as in `focus`
+
+            log.warning("retrieval for the task failed: %s", exc)
+            return evidence.Evidence([], None)
+
+    def _draft_passages(
+        self, ctx: Context, question: str, mode: Draft
+    ) -> list[dict[str, str]] | None:
+        """The passages a reply draft is written from (the reply rag gives), or None for the
+        model's own answer. Draft "auto" sources it where the best passage bears on the
+        task (sourced_support) and the task holds no code block: code that a task starts,
+        the model finishes better alone than from pages that bear on it loosely."""
+        if mode == "sourced":
+            return self._task_passages(ctx, question)
+        if ctx.draft != "auto" or code.holds_block(question):
+            return None
+        found = self._task_evidence(ctx, question)
+        supported = found.support is not None and found.support >= ctx.sourced_support
+        return found.documents if supported else None
 
     def write_answer(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """For code or long writing: the final response, written from the revised steps."""
