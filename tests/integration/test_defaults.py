@@ -56,8 +56,9 @@ def run(question: str, **source: str) -> tuple[dict[str, Any], list[str]]:
 
 
 def assert_the_papers_loop(result: dict[str, Any], kinds: list[str]) -> None:
-    """1 + 2n calls for n draft steps (the parts of the model's own answer); n steps, each
-    the model's revision or its draft, each with its sources; none dropped or inserted."""
+    """1 + 2n calls for n draft steps (the parts of a reply: rag's where the source bears on
+    the task, else the model's own); n steps, each the model's revision or its draft, each
+    with its sources; none dropped or inserted."""
     steps = result["steps"]
     assert steps
     assert kinds == ["draft"] + ["query", "revise"] * len(steps)
@@ -65,7 +66,7 @@ def assert_the_papers_loop(result: dict[str, Any], kinds: list[str]) -> None:
         assert step["status"] in ("revised", "unchanged", "not_revised"), step
         assert "makes" not in step
         assert step["sources"], step
-    # the model's own answer with its parts revised: every revised step is in it
+    # the drafted reply with its parts revised: every revised step is in it
     assert all(s["revised"].strip().splitlines()[0] in result["answer"] for s in steps)
 
 
@@ -117,7 +118,9 @@ def test_a_web_search_runs_the_papers_loop(web: HTTPServer) -> None:
     result, kinds = run(QUESTION, retriever="tavily")
     assert_the_papers_loop(result, kinds)
     searched = [json.loads(r.get_data())["query"] for r, _ in web.log]
-    assert len(searched) == len(result["steps"])  # one per step
+    # the task's own search, which the draft is written from where it bears on the task,
+    # then one per step
+    assert searched[0] == QUESTION and len(searched) == 1 + len(result["steps"])
     assert all(
         s["source"].startswith("https://alder-library.example/")
         for s in result["steps"][0]["sources"]
