@@ -145,9 +145,11 @@ def test_show_prints_a_refused_revision_beside_the_kept_draft(
     model.respond = made_up
     install_fakes(monkeypatch, model)
     assert rat("ask", "How?", "--retriever", "fake", "--thread", "t3") == 0
-    capsys.readouterr()
+    brief = " ".join(capsys.readouterr().out.split())
+    assert "draft: 3 steps, the model's own answer: the task's best passage matched" in brief
     assert rat("show", "t3") == 0
     out = capsys.readouterr().out
+    assert "draft: the model's own answer: the task's best passage" in " ".join(out.split())
     assert "named plank_tool.cfg, which no passage shown gives" in " ".join(out.split())
     assert "refused make planks with plank_tool.cfg" in out
     assert "quoted  Page 1 says" in out

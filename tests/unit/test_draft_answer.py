@@ -9,6 +9,7 @@ import pytest
 from fakes import ListRetriever, ScriptedModel, current_step, prompt_text
 from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage
+from langgraph.checkpoint.memory import InMemorySaver
 
 from rat_agent import build_graph
 from rat_agent.agent import code, layout, prompts
@@ -441,28 +442,39 @@ class _ByQuery(ListRetriever):
 
 def test_the_default_draft_is_written_from_the_task_passages_where_they_bear_on_it() -> None:
     """Draft "auto" (method rat): the reply rag gives where the task's best passage is close
-    to it (sourced_support) and the task holds no code block; else the model's own answer."""
+    to it (sourced_support) and the task holds no code block; else the model's own answer.
+    The run says which it drafted, and why (`draft_from`)."""
 
-    def drafted(question: str, pages: list[Document], **context: Any) -> tuple[str, list[str]]:
+    def drafted(question: str, pages: list[Document], **context: Any) -> tuple[str, list[str], str]:
         model, retriever = scripted(), ListRetriever(documents=pages)
-        build_graph(llm=model, retriever=retriever).invoke({"question": question}, context=context)
-        return prompt_text(model.calls[0][1]), retriever.queries
+        graph = build_graph(llm=model, retriever=retriever)
+        events = graph.stream({"question": question}, context=context, stream_mode="custom")
+        origin = next(e["from"] for e in events if e["event"] == "draft")
+        return prompt_text(model.calls[0][1]), retriever.queries, origin
 
-    prompt, queries = drafted(QUESTION, PAGES)
+    prompt, queries, origin = drafted(QUESTION, PAGES)
     assert prompts.RAG_ANSWER.strip() in prompt and "cache-max-bytes" in prompt
     assert queries[0] == QUESTION
+    assert origin.startswith(f"a reply written from {len(PAGES)} passages of the source")
+    support = float(origin.rsplit(" ", 1)[1].rstrip(")"))
+    assert 0.45 <= support <= 1
     direct = prompt_text(prompts.direct_messages(QUESTION))
     unrelated = Document(
         page_content="The parrot is a tropical bird that learns to repeat words.",
         metadata={"title": "Parrots", "source": "/srv/docs/birds.txt"},
     )
-    assert drafted(QUESTION, [unrelated])[0] == direct
-    assert drafted(QUESTION, PAGES, sourced_support=0.99)[0] == direct
-    assert drafted(QUESTION, PAGES, draft="answer")[0] == direct
+    prompt, _, origin = drafted(QUESTION, [unrelated])
+    assert prompt == direct
+    assert origin.startswith("the model's own answer: the task's best passage matched 0.")
+    assert origin.endswith("under sourced_support 0.45")
+    prompt, _, origin = drafted(QUESTION, PAGES, sourced_support=0.99)
+    assert prompt == direct and origin.endswith(f"{support:.2f}, under sourced_support 0.99")
+    assert drafted(QUESTION, PAGES, draft="answer")[::2] == (direct, "the model's own answer")
     # a task that gives code to finish: the model's own answer, with no search before it
     task = f"{QUESTION} Finish it:\n\n```python\ndef cap(cache):\n    pass\n```"
-    prompt, queries = drafted(task, PAGES)
+    prompt, queries, origin = drafted(task, PAGES)
     assert prompt == prompt_text(prompts.direct_messages(task)) and task not in queries
+    assert origin == "the model's own answer: the task holds a code block"
 
 
 def test_a_source_that_fails_on_the_task_leaves_the_models_own_draft() -> None:
@@ -471,6 +483,11 @@ def test_a_source_that_fails_on_the_task_leaves_the_models_own_draft() -> None:
     result = build_graph(llm=model, retriever=retriever).invoke({"question": QUESTION})
     assert prompt_text(model.calls[0][1]) == prompt_text(prompts.direct_messages(QUESTION))
     assert result["answer"] == REPLY
+    graph = build_graph(llm=scripted(), retriever=retriever, checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": "t"}}
+    graph.invoke({"question": QUESTION}, thread)
+    origin = graph.get_state(thread).values["draft_from"]
+    assert origin == "the model's own answer: no passage was found for the task"
 
 
 def test_a_sourced_draft_is_the_reply_rag_gives_then_checked_part_by_part() -> None:

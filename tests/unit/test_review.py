@@ -50,6 +50,8 @@ def test_edited_steps_replace_the_draft() -> None:
     result = graph.invoke(Command(resume=edited), config, context=CONTEXT)  # type: ignore[attr-defined]
     assert revised(result) == ["FIXED get four logs", "FIXED craft a table"]
     assert [s["draft"] for s in result["steps"]] == edited["drafts"]
+    origin = graph.get_state(config).values["draft_from"]  # type: ignore[attr-defined]
+    assert origin.startswith("a person's edit of the model's own answer")
 
 
 def test_a_text_of_steps_is_accepted_and_bounded_by_max_steps() -> None:

@@ -146,11 +146,12 @@ class RatNodes:
         question = question_of(state)
 
         own: list[str] = []  # draft "answer": the reply the parts are put back into
+        origin = ["the model's chain of thought"]  # what the draft was written as
 
         def write() -> list[str]:
             mode = self.draft_mode(ctx)
             if mode in ("answer", "sourced"):
-                passages = self._draft_passages(ctx, question, mode)
+                passages, origin[0] = self._draft_passages(ctx, question, mode)
                 messages = (
                     prompts.direct_messages(question)
                     if passages is None
@@ -177,7 +178,9 @@ class RatNodes:
 
         repair = self.repair(ctx)
         drafted = repair.draft(self, ctx, question, write) if repair else Drafted(write())
-        runtime.stream_writer({"event": "draft", "drafts": drafted.drafts, "reviewed": False})
+        runtime.stream_writer(
+            {"event": "draft", "drafts": drafted.drafts, "reviewed": False, "from": origin[0]}
+        )
         reply = own[0] if own and repair is None else ""
         # method "cot" stops here: the draft is the answer
         answer = (reply or parsing.format_steps(drafted.drafts)) if ctx.method == "cot" else ""
@@ -190,6 +193,7 @@ class RatNodes:
             index=0,
             answer=answer,
             draft_reply=reply,
+            draft_from=origin[0],
         )
 
     def review_draft(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -208,8 +212,11 @@ class RatNodes:
             except ConfigError as exc:
                 payload = {**payload, "error": str(exc)}
         shown = state["drafts"] if drafts is None else drafts
-        runtime.stream_writer({"event": "draft", "drafts": shown, "reviewed": True})
-        return {} if drafts is None else {"drafts": drafts, "meta": []}
+        origin = state.get("draft_from", "")
+        if drafts is not None:
+            origin = f"a person's edit of {origin or 'the draft'}"
+        runtime.stream_writer({"event": "draft", "drafts": shown, "reviewed": True, "from": origin})
+        return {} if drafts is None else {"drafts": drafts, "meta": [], "draft_from": origin}
 
     def to_query(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """Q_i = ToQuery(I, T*_1..i-1, T_i)."""
@@ -367,13 +374,8 @@ class RatNodes:
             step["note"] = "the line it quoted is not about this step; the draft was kept"
         elif found.drop is not None or not parsing.says_something(found.step):
             step["note"] = "the model's revision was empty; the draft was kept"
-        elif why := _says_other(state, step["revised"], found.step, quotable):
+        elif why := _says_other(state, step["revised"], found.step, quotable, found.fact):
             step["note"] = why
-        elif parsing.new_claim(step["revised"], found.step, found.fact):
-            step["note"] = (
-                "the revision said something other than the step and took no name or amount "
-                "from the line it quoted; the draft was kept"
-            )
         else:
             changed = parsing.normalize(found.step) != parsing.normalize(step["revised"])
             step.update(
@@ -496,18 +498,28 @@ class RatNodes:
 
     def _draft_passages(
         self, ctx: Context, question: str, mode: Draft
-    ) -> list[dict[str, str]] | None:
+    ) -> tuple[list[dict[str, str]] | None, str]:
         """The passages a reply draft is written from (the reply rag gives), or None for the
-        model's own answer. Draft "auto" sources it where the best passage bears on the
-        task (sourced_support) and the task holds no code block: code that a task starts,
-        the model finishes better alone than from pages that bear on it loosely."""
-        if mode == "sourced":
-            return self._task_passages(ctx, question)
-        if ctx.draft != "auto" or code.holds_block(question):
-            return None
+        model's own answer, with what the draft is and why (`State.draft_from`). Draft
+        "auto" sources it where the best passage bears on the task (sourced_support) and
+        the task holds no code block: code that a task starts, the model finishes better
+        alone than from pages that bear on it loosely."""
+        own = "the model's own answer"
+        if mode == "answer" and ctx.draft != "auto":
+            return None, own
+        if mode == "answer" and code.holds_block(question):
+            return None, f"{own}: the task holds a code block"
         found = self._task_evidence(ctx, question)
-        supported = found.support is not None and found.support >= ctx.sourced_support
-        return found.documents if supported else None
+        match = "" if found.support is None else f" (best match {found.support:.2f})"
+        sourced = f"a reply written from {len(found.documents)} passages of the source{match}"
+        if mode == "sourced":
+            return found.documents, sourced
+        if found.support is None:
+            return None, f"{own}: no passage was found for the task"
+        if found.support < ctx.sourced_support:
+            why = f"the task's best passage matched {found.support:.2f}, under "
+            return None, f"{own}: {why}sourced_support {ctx.sourced_support:.2f}"
+        return found.documents, sourced
 
     def write_answer(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """For code or long writing: the final response, written from the revised steps."""
@@ -611,6 +623,7 @@ def start_run(question: str, ctx: Context, **values: Any) -> dict[str, Any]:
         "settings": asdict(ctx),
         "thoughts": [],
         "draft_reply": "",
+        "draft_from": "",
         **values,
     }
 
@@ -651,11 +664,17 @@ def has_next_step(state: State) -> bool:
 
 
 def _says_other(
-    state: State, draft: str, revised: str, known: Sequence[str], block: bool = False
+    state: State,
+    draft: str,
+    revised: str,
+    known: Sequence[str],
+    fact: str = "",
+    block: bool = False,
 ) -> str:
     """Why a revision may not replace its draft ("" when it may): it names what neither
     the task, the draft nor `known` gives (the passages shown; for a block, the line it
-    quoted), or it says less than the draft did."""
+    quoted), it says less than the draft did, or (prose) it says something else and takes
+    nothing from `fact`, the line it quoted."""
     shown = _headers(state.get("documents", []))
     if made_up := parsing.invented(revised, state["question"], draft, *known, *shown, code=block):
         given = (
@@ -665,6 +684,9 @@ def _says_other(
     elif lost := parsing.dropped(draft, revised, code=block):
         why = f"the revision left out {', '.join(lost)}, which the draft named, and named "
         why += "fewer in their place"
+    elif fact and not block and parsing.new_claim(draft, revised, fact):
+        why = "the revision said something other than the step and took no name or amount "
+        why += "from the line it quoted"
     else:
         return ""
     return why + "; the draft was kept"

@@ -319,7 +319,7 @@ def bears_on(fact: str, step: str, question: str, names: bool = True) -> bool:
     tcp_max_syn_backlog, in "max number of clients"), or only the plain word the step opens
     with, its action ("Restart Redis ..." and a line on what a restart loads). Without
     `names` (Python, where every call and variable is a name) names count as their pieces."""
-    said = {w for w in words(step, STOPWORDS | _FILLER) if not w.isdigit()}
+    said = _said(step)
     shared = said & set(words(fact))
     if names:
         if (_names(step) & _names(fact)) - _words(question):
@@ -335,6 +335,12 @@ def bears_on(fact: str, step: str, question: str, names: bool = True) -> bool:
     if shared - given == {action := _action(step)}:
         shared.discard(action)
     return bool(shared - given) or 3 * len(shared) >= len(said) > 0
+
+
+def _said(step: str) -> set[str]:
+    """The plain words a step says something with: neither function words, filler nor
+    numbers."""
+    return {w for w in words(step, STOPWORDS | _FILLER) if not w.isdigit()}
 
 
 _STEP_LABEL = re.compile(r"^\W*(?:\*\*[^*\n]+\*\*|[^:\n`]{1,40}):\s*")  # "**Server**: ", "Note: "
@@ -410,7 +416,7 @@ def new_claim(draft: str, revised: str, fact: str) -> bool:
     neither a correction nor the step made concrete, but a new claim ("Set a memory limit"
     in place of what a memory report shows). A rewrite that names the line's setting is
     the step made concrete, however few of its words it keeps."""
-    said = {w for w in words(draft, STOPWORDS | _FILLER) if not w.isdigit()}
+    said = _said(draft)
     if 3 * len(said & set(words(revised))) >= len(said):
         return False
     given = _names(revised) | {w for w in _words(revised) if _AMOUNT.match(w)}

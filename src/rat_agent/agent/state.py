@@ -95,6 +95,7 @@ class State(OutputState, total=False):
     meta: list[DraftMeta]  # plan repair's notes, one per draft step (missing: a plain draft)
     goal: str  # stop_at_goal: what the task asks for, as the model names it
     draft_reply: str  # draft "answer": the model's own answer, its parts the draft steps
+    draft_from: str  # what the draft was written as, and why ("a reply written from 3 ...")
     index: int  # 0-based number of the step being revised
     query: str  # Qi, for the step being revised
     documents: list[dict[str, str]]  # Ri: title, source, content, for the step being revised

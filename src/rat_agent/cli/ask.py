@@ -250,7 +250,8 @@ def _brief(out: Console, event: dict[str, Any]) -> None:
     and its text as revised (`rat show THREAD` and --verbose give the rest)."""
     kind = event.get("event")
     if kind == "draft" and not event["reviewed"]:
-        out.print(f"[dim]draft: {len(event['drafts'])} steps[/dim]")
+        origin = f", {event['from']}" if event.get("from") else ""
+        out.print(f"[dim]draft: {len(event['drafts'])} steps{escape(origin)}[/dim]")
     elif kind == "step":
         step = event["revision"]
         status = STATUS.get(step["status"], step["status"])
@@ -268,6 +269,8 @@ def _progress(out: Console, event: dict[str, Any]) -> None:
     if kind == "draft":
         drafts = event["drafts"]
         out.rule(f"{'Reviewed draft' if event['reviewed'] else 'Draft'}: {len(drafts)} steps")
+        if event.get("from"):
+            out.print(f"[dim]{escape(event['from'])}[/dim]")
         for n, text in enumerate(drafts, 1):
             out.print(f"[bold]STEP {n}[/bold] {escape(text)}")
     elif kind == "query":

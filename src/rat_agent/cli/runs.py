@@ -70,6 +70,8 @@ def _show_with(saver: Any, thread: str, *, as_json: bool, history: bool) -> int:
         return 0
     out = console()
     out.print(f"[bold]{escape(values.get('question', ''))}[/bold]  [dim]{thread} · {status}[/dim]")
+    if values.get("draft_from"):
+        out.print(f"[dim]draft: {escape(values['draft_from'])}[/dim]")
     for n, step in enumerate(steps, 1):
         out.rule(f"STEP {n} · {step['status']}")
         out.print(f"[dim]draft[/dim]   {escape(step['draft'])}")
