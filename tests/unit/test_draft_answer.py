@@ -217,6 +217,53 @@ def test_a_code_part_changes_only_into_code_that_still_does_the_job(
         assert step["status"] == "revised"
 
 
+TAIL_REPLY = (
+    "Split the text where the commas are.\n\n"
+    "```python\ndef words(text):\n    return text.split(',')\n```\n\n"
+    "It returns the words as a list."
+)
+
+
+@pytest.mark.parametrize(
+    ("code", "note"),
+    [
+        ("def words(text):\n    return text.split()", ""),
+        ("def words(text)\n    return text.split()", "the revised code does not parse as Python"),
+        ("def other(text):\n    return text.split()", "the revised code no longer defines words"),
+    ],
+)
+def test_a_joined_tail_of_prose_and_python_keeps_its_code_working(code: str, note: str) -> None:
+    """Past max_steps the reply's parts are joined into one, prose and a Python block
+    together; it is revised as code, and its Python block is held to parse and define
+    what the draft's did, as a part that is one block is."""
+
+    def revise(step: str, messages: list[BaseMessage]) -> str:
+        return f"FACT: 1a. {SPLIT_DOC.page_content}\nCODE:\n```python\n{code}\n```"
+
+    model = scripted(revise, reply=TAIL_REPLY)
+    graph = build_graph(llm=model, retriever=ListRetriever(documents=[SPLIT_DOC]))
+    context = {"draft": "answer", "max_steps": 1}
+    result = graph.invoke({"question": "Break a text into its words."}, context=context)
+    (step,) = result["steps"]
+    assert "Split the text" in step["draft"] and "It returns" in step["draft"]
+    if note:
+        assert step["note"] == f"{note}; the draft was kept"
+        assert result["answer"] == TAIL_REPLY
+    else:  # the code changed in place, the prose around it as written
+        assert step["status"] == "revised", step["note"]
+        assert result["answer"] == TAIL_REPLY.replace("text.split(',')", "text.split()")
+
+
+def test_in_a_part_of_several_blocks_the_revised_code_replaces_the_one_it_defines() -> None:
+    part = "First:\n\n```python\ndef a():\n    pass\n```\n\nThen:\n\n```py\ndef b():\n    pass\n```"
+    fixed = "def b():\n    return 1"
+    assert code.rewrap(part, fixed) == part.replace("def b():\n    pass", fixed)
+    assert code.rewrap(part, "x = 1") == part.replace("def a():\n    pass", "x = 1", 1)
+    assert code.unlike(part, part.replace("def b():", "def b()")) == "does not parse as Python"
+    assert code.unlike(part, part.replace("```py\n", "```\n")) == ""
+    assert code.unlike(part, "First: a() does it.") == "left out a Python block the draft held"
+
+
 CONF_REPLY = "Add to cache.conf:\n\n```\nmax-memory 2gb\nevict-keys lru\nsave-every 60\n```"
 
 

@@ -12,10 +12,18 @@ _PYTHON = {"python", "py", "python3", ""}
 
 
 def rewrap(draft: str, body: str) -> str | None:
-    """`body` in the draft block's own fences and indentation; None for no code."""
+    """`body` in the draft block's own fences and indentation; None for no code. In a part
+    of prose and blocks (a joined tail), `body` replaces the Python block whose functions
+    and classes it defines most of (the first, on a tie), and the prose stays as written."""
     if not body.strip():
         return None
     lines = draft.splitlines()
+    blocks = [m for m in _BLOCKS.finditer(draft) if is_python(m.group(0))]
+    if lines and not _FENCE.match(lines[0]) and blocks:
+        ours = _names_in(body)
+        block = max(blocks, key=lambda m: len(ours & _names_in(_body(m.group(0))[1])))
+        inner = rewrap(block.group(0), body) or block.group(0)
+        return draft[: block.start()] + inner + draft[block.end() :]
     fence = _FENCE.match(lines[0]) if lines else None
     if fence is None:
         return body.rstrip()
@@ -33,6 +41,14 @@ def _body(block: str) -> tuple[str, str]:
         return "", textwrap.dedent(block)
     end = len(lines) - 1 if len(lines) > 1 and _FENCE.match(lines[-1]) else len(lines)
     return fence.group(2).lower(), textwrap.dedent("\n".join(lines[1:end]))
+
+
+def _names_in(code: str) -> set[str]:
+    """The functions and classes a piece of Python defines (none where it does not parse)."""
+    try:
+        return _defined(ast.parse(textwrap.dedent(code)))
+    except SyntaxError:
+        return set()
 
 
 def _defined(tree: ast.Module) -> set[str]:
@@ -71,7 +87,11 @@ def has_python(text: str) -> bool:
 
 def unlike(draft: str, revised: str) -> str:
     """Why the revised block cannot replace the draft's ("" when it can): Python that the
-    draft wrote must still parse and define every function and class the draft defined."""
+    draft wrote must still parse and define every function and class the draft defined.
+    A part of prose and blocks (a joined tail) is held so block by block: `unlike_within`."""
+    lines = draft.strip().splitlines()
+    if lines and not _FENCE.match(lines[0]) and holds_block(draft):
+        return unlike_within(draft, revised)
     tag, before = _body(draft)
     _, after = _body(revised)
     if tag not in _PYTHON:
@@ -86,3 +106,20 @@ def unlike(draft: str, revised: str) -> str:
         return "does not parse as Python"
     lost = sorted(_defined(old) - _defined(new))
     return f"no longer defines {', '.join(lost)}" if lost else ""
+
+
+def unlike_within(draft: str, revised: str) -> str:
+    """`unlike` for a part of prose and code (a joined tail): the revision must keep each
+    Python block the draft held, and its Python must still parse and define every
+    function and class the draft's did ("" when it does)."""
+    old = [m.group(0) for m in _BLOCKS.finditer(draft) if is_python(m.group(0))]
+    if not old:
+        return ""
+    new = [m.group(0) for m in _BLOCKS.finditer(revised) if _body(m.group(0))[0] in _PYTHON]
+    if len(new) < len(old):
+        return "left out a Python block the draft held"
+    return unlike("```python\n" + _joined(old) + "\n```", "```python\n" + _joined(new) + "\n```")
+
+
+def _joined(blocks: list[str]) -> str:
+    return "\n\n".join(_body(block)[1] for block in blocks)

@@ -376,6 +376,8 @@ class RatNodes:
             step["note"] = "the model's revision was empty; the draft was kept"
         elif why := _says_other(state, step["revised"], found.step, quotable, found.fact):
             step["note"] = why
+        elif why := code.unlike_within(step["revised"], found.step):  # a step holding code
+            step["note"] = f"the revised code {why}; the draft was kept"
         else:
             changed = parsing.normalize(found.step) != parsing.normalize(step["revised"])
             step.update(
@@ -407,8 +409,9 @@ class RatNodes:
         reply = self.ask(ctx, "revise", messages, schema, whole=True)
         found = parsing.parse_code_revision(reply)
         revised = code.rewrap(step["revised"], found.step)
-        python = code.is_python(step["revised"])
-        names = not (python or code.has_python(step["revised"]))  # in Python every call is a name
+        # only Python changes in a part that holds it (rewrap), and a parser holds Python
+        python = code.has_python(step["revised"])
+        names = not python  # in Python every call is a name
         if not reply or revised is None:
             step["note"] = "the model's revision was empty or cut short; the draft was kept"
         elif not found.fact or not parsing.quotes(found.fact, quotable):
