@@ -12,7 +12,7 @@ from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from rat_agent import build_graph
-from rat_agent.agent import code, layout, prompts
+from rat_agent.agent import attest, code, layout, prompts
 from rat_agent.agent.parsing import bears_on, dropped, invented, new_claim
 
 QUESTION = "How do I make the cache keep at most 2 GB?"
@@ -489,39 +489,108 @@ class _ByQuery(ListRetriever):
 
 def test_the_default_draft_is_written_from_the_task_passages_where_they_bear_on_it() -> None:
     """Draft "auto" (method rat): the reply rag gives where the task's best passage is close
-    to it (sourced_support) and the task holds no code block; else the model's own answer.
-    The run says which it drafted, and why (`draft_from`)."""
+    to it (sourced_support), the task holds no code block, and the source does not confirm
+    the model's own answer; else that answer. The run says which it drafted, and why."""
 
-    def drafted(question: str, pages: list[Document], **context: Any) -> tuple[str, list[str], str]:
-        model, retriever = scripted(), ListRetriever(documents=pages)
+    def drafted(
+        question: str, pages: list[Document], reply: str = REPLY, **context: Any
+    ) -> tuple[list[str], list[str], str]:
+        model, retriever = scripted(reply=reply), ListRetriever(documents=pages)
         graph = build_graph(llm=model, retriever=retriever)
         events = graph.stream({"question": question}, context=context, stream_mode="custom")
         origin = next(e["from"] for e in events if e["event"] == "draft")
-        return prompt_text(model.calls[0][1]), retriever.queries, origin
+        return [prompt_text(m) for k, m in model.calls if k == "draft"], retriever.queries, origin
 
-    prompt, queries, origin = drafted(QUESTION, PAGES)
-    assert prompts.RAG_ANSWER.strip() in prompt and "cache-max-bytes" in prompt
-    assert queries[0] == QUESTION
-    assert origin.startswith(f"a reply written from {len(PAGES)} passages of the source")
-    support = float(origin.rsplit(" ", 1)[1].rstrip(")"))
-    assert 0.45 <= support <= 1
     direct = prompt_text(prompts.direct_messages(QUESTION))
+    # the model's own answer names nothing to look up: the reply from the passages
+    asked, queries, origin = drafted(QUESTION, PAGES)
+    assert asked[0] == direct and len(asked) == 2
+    assert prompts.RAG_ANSWER.strip() in asked[1] and "cache-max-bytes" in asked[1]
+    assert queries == [QUESTION]
+    assert origin.startswith(f"a reply written from {len(PAGES)} passages of the source")
+    assert origin.endswith(": the model's own answer names nothing the source could confirm")
+    support = float(origin.split("best match ")[1].split(")")[0])
+    assert 0.45 <= support <= 1
     unrelated = Document(
         page_content="The parrot is a tropical bird that learns to repeat words.",
         metadata={"title": "Parrots", "source": "/srv/docs/birds.txt"},
     )
-    prompt, _, origin = drafted(QUESTION, [unrelated])
-    assert prompt == direct
+    asked, _, origin = drafted(QUESTION, [unrelated])
+    assert asked == [direct]
     assert origin.startswith("the model's own answer: the task's best passage matched 0.")
     assert origin.endswith("under sourced_support 0.45")
-    prompt, _, origin = drafted(QUESTION, PAGES, sourced_support=0.99)
-    assert prompt == direct and origin.endswith(f"{support:.2f}, under sourced_support 0.99")
-    assert drafted(QUESTION, PAGES, draft="answer")[::2] == (direct, "the model's own answer")
+    asked, _, origin = drafted(QUESTION, PAGES, sourced_support=0.99)
+    assert asked == [direct] and origin.endswith(f"{support:.2f}, under sourced_support 0.99")
+    assert drafted(QUESTION, PAGES, draft="answer")[::2] == ([direct], "the model's own answer")
     # a task that gives code to finish: the model's own answer, with no search before it
     task = f"{QUESTION} Finish it:\n\n```python\ndef cap(cache):\n    pass\n```"
-    prompt, queries, origin = drafted(task, PAGES)
-    assert prompt == prompt_text(prompts.direct_messages(task)) and task not in queries
+    asked, queries, origin = drafted(task, PAGES)
+    assert asked == [prompt_text(prompts.direct_messages(task))] and task not in queries
     assert origin == "the model's own answer: the task holds a code block"
+
+
+def test_the_model_keeps_its_own_answer_where_the_source_gives_every_name_it_uses() -> None:
+    """A model that knows the answer names what the source gives; one that does not
+    invents a name. Each name of the model's own answer is looked up in the source: all
+    found, that answer is the draft (one draft call); one missing, the passages write it."""
+    known = "Set `cache-max-bytes` to 2gb in the configuration file, then restart."
+    model, retriever = scripted(reply=known), ListRetriever(documents=PAGES)
+    graph = build_graph(llm=model, retriever=retriever, checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": "known"}}
+    result = graph.invoke({"question": QUESTION}, thread)
+    assert [k for k, _ in model.calls].count("draft") == 1
+    assert retriever.queries[:2] == [QUESTION, "cache-max-bytes"]
+    assert result["answer"] == known
+    state = graph.get_state(thread).values
+    assert state["draft_from"] == "the model's own answer: the source gives every name it uses"
+    assert state["draft_reply"] == known
+
+    invented = known.replace("cache-max-bytes", "cache_limit_mb")
+    model, retriever = scripted(reply=invented), ListRetriever(documents=PAGES)
+    graph = build_graph(llm=model, retriever=retriever, checkpointer=InMemorySaver())
+    graph.invoke({"question": QUESTION}, thread)
+    drafts = [prompt_text(m) for k, m in model.calls if k == "draft"]
+    assert len(drafts) == 2 and prompts.RAG_ANSWER.strip() in drafts[1]
+    origin = graph.get_state(thread).values["draft_from"]
+    assert origin.endswith(
+        ": the model's own answer uses cache_limit_mb, which the source does not give"
+    )
+    # a lookup that fails confirms nothing
+    model = scripted(reply=known)
+    failing = ListRetriever(documents=PAGES, fail=lambda query: query == "cache-max-bytes")
+    graph = build_graph(llm=model, retriever=failing, checkpointer=InMemorySaver())
+    graph.invoke({"question": QUESTION}, thread)
+    origin = graph.get_state(thread).values["draft_from"]
+    assert origin.endswith("uses cache-max-bytes, which the source failed to look up")
+
+
+def test_the_names_an_answer_gives_are_those_a_reader_would_look_up() -> None:
+    answer = (
+        "Use `itertools.zip_longest`, e.g. with a `fillvalue` of 0.0:\n\n"
+        "```python\nfrom itertools import zip_longest as zl\n\n"
+        "def pairs(first, second):\n    return list(zl(first, second, fillvalue=0.0))\n\n"
+        "text = 'a b '\nclean = text.rstrip()\n```\n"
+        "Here `pairs` pads the shorter list; `r` and 2.5 are not names."
+    )
+    assert attest.names(answer, "How do I zip two lists of different lengths?") == [
+        "itertools.zip_longest",
+        "zip_longest",
+        "fillvalue",
+        "rstrip",
+    ]
+    page = {
+        "title": "itertools",
+        "source": "",
+        "content": "itertools.zip_longest(*it, fillvalue=None)",
+    }
+    assert attest.gives("itertools.zip_longest", [page]) and attest.gives("fillvalue", [page])
+    # a module's function as its own page writes it; not a piece of another name
+    assert attest.gives("re.split", [{**page, "content": "re.split(pattern, string)"}])
+    assert attest.gives("re.split", [{**page, "content": "split(pattern, string, maxsplit=0)"}])
+    assert not attest.gives("zip", [page])
+    assert not attest.gives("path/to/ca.crt", [{**page, "content": "ca.crt is the CA file"}])
+    # a thought the memory holds is the model's own words, not the source's
+    assert not attest.gives("fillvalue", [{**page, "kind": "thought"}])
 
 
 def test_a_source_that_fails_on_the_task_leaves_the_models_own_draft() -> None:

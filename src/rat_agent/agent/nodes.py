@@ -24,7 +24,7 @@ from langgraph.errors import NodeError
 from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 
-from rat_agent.agent import code, layout, parsing, prompts
+from rat_agent.agent import attest, code, layout, parsing, prompts
 from rat_agent.agent.context import Context, Draft
 from rat_agent.agent.extension import Drafted, Lookup, PlanRepair, domain_of, repair_for
 from rat_agent.agent.model import Call, ask
@@ -151,14 +151,8 @@ class RatNodes:
         def write() -> list[str]:
             mode = self.draft_mode(ctx)
             if mode in ("answer", "sourced"):
-                passages, origin[0] = self._draft_passages(ctx, question, mode)
-                messages = (
-                    prompts.direct_messages(question)
-                    if passages is None
-                    else prompts.rag_messages(question, passages, doc_chars=doc_chars(ctx))
-                )
-                reply = self.ask(ctx, "draft", messages)
-                own.append(parsing.strip_thinking(reply).strip())
+                reply, origin[0] = self._reply_draft(ctx, question, mode)
+                own.append(reply)
                 drafts = [p.text(own[0]) for p in layout.parts(own[0], ctx.max_steps)]
                 if not drafts:
                     raise UnusableReply(
@@ -499,14 +493,53 @@ class RatNodes:
             log.warning("retrieval for the task failed: %s", exc)
             return evidence.Evidence([], None)
 
+    def _reply_draft(self, ctx: Context, question: str, mode: Draft) -> tuple[str, str]:
+        """The reply a draft "answer" or "sourced" is made of, with what it is and why
+        (`State.draft_from`). Draft "auto" writes it from the task's passages where they
+        bear on the task (sourced_support), the task holds no code block (code that a task
+        starts, the model finishes better alone than from pages that bear on it loosely),
+        and the source does not give every name the model's own answer uses: where it
+        does, the model knew the answer, and a reply from the passages could lose it."""
+        own = "the model's own answer"
+        passages, why = self._draft_passages(ctx, question, mode)
+        if passages is None:
+            return self._reply(ctx, prompts.direct_messages(question)), why
+        sourced = prompts.rag_messages(question, passages, doc_chars=doc_chars(ctx))
+        if mode == "sourced":
+            return self._reply(ctx, sourced), why
+        answer = self._reply(ctx, prompts.direct_messages(question))
+        unknown = self._unknown_name(ctx, question, answer)
+        if unknown is None:
+            return answer, f"{own}: the source gives every name it uses"
+        return self._reply(ctx, sourced), f"{why}: {own} {unknown}"
+
+    def _reply(self, ctx: Context, messages: list[BaseMessage]) -> str:
+        return parsing.strip_thinking(self.ask(ctx, "draft", messages)).strip()
+
+    def _unknown_name(self, ctx: Context, question: str, answer: str) -> str | None:
+        """Why the source does not confirm the model's own answer (None where it gives every
+        name the answer uses): a name it does not give, too many names to look up, or
+        none at all. A failing lookup confirms nothing."""
+        given = attest.names(answer, question)
+        if not given:
+            return "names nothing the source could confirm"
+        if len(given) > attest.LOOKUPS:
+            return f"names more than {attest.LOOKUPS} things to look up"
+        for name in given:
+            try:
+                found = self.search(ctx, name)
+            except RetrievalError as exc:
+                log.warning("looking up %r failed: %s", name, exc)
+                return f"uses {name}, which the source failed to look up"
+            if not attest.gives(name, found):
+                return f"uses {name}, which the source does not give"
+        return None
+
     def _draft_passages(
         self, ctx: Context, question: str, mode: Draft
     ) -> tuple[list[dict[str, str]] | None, str]:
-        """The passages a reply draft is written from (the reply rag gives), or None for the
-        model's own answer, with what the draft is and why (`State.draft_from`). Draft
-        "auto" sources it where the best passage bears on the task (sourced_support) and
-        the task holds no code block: code that a task starts, the model finishes better
-        alone than from pages that bear on it loosely."""
+        """The task's passages a reply draft may be written from (the reply rag gives), or
+        None for the model's own answer alone, with what the draft is and why."""
         own = "the model's own answer"
         if mode == "answer" and ctx.draft != "auto":
             return None, own
@@ -515,10 +548,11 @@ class RatNodes:
         found = self._task_evidence(ctx, question)
         match = "" if found.support is None else f" (best match {found.support:.2f})"
         sourced = f"a reply written from {len(found.documents)} passages of the source{match}"
+        if found.support is None:  # no passage, or the source failed
+            none = "no passage was found for the task"
+            return (None, f"{own}: {none}") if mode == "answer" else ([], f"{sourced}: {none}")
         if mode == "sourced":
             return found.documents, sourced
-        if found.support is None:
-            return None, f"{own}: no passage was found for the task"
         if found.support < ctx.sourced_support:
             why = f"the task's best passage matched {found.support:.2f}, under "
             return None, f"{own}: {why}sourced_support {ctx.sourced_support:.2f}"

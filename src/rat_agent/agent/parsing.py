@@ -322,9 +322,9 @@ def bears_on(fact: str, step: str, question: str, names: bool = True) -> bool:
     said = _said(step)
     shared = said & set(words(fact))
     if names:
-        if (_names(step) & _names(fact)) - _words(question):
+        if (names_of(step) & names_of(fact)) - tokens(question):
             return True
-        whole = _words(fact)  # a name the line gives whole is shared, pieces and all
+        whole = tokens(fact)  # a name the line gives whole is shared, pieces and all
         shared &= {
             w
             for t in _TOKEN.findall(step)
@@ -354,7 +354,7 @@ def _action(step: str) -> str:
     if body.startswith("`"):
         return ""
     first = next(iter(words(body)), "")  # "Make sticks" does "make", though it is filler
-    return "" if first in {w for name in _names(step) for w in words(name)} else first
+    return "" if first in {w for name in names_of(step) for w in words(name)} else first
 
 
 def invented(revised: str, *known: str, code: bool = False) -> list[str]:
@@ -362,7 +362,7 @@ def invented(revised: str, *known: str, code: bool = False) -> list[str]:
     the passages shown) contains: a name the model made up, which a reader would copy; and
     words in a script none of them is written in, where the model switched language.
     In `code` (a config file, a shell command) every word but an amount is a name."""
-    vocabulary = set().union(*map(_words, known))
+    vocabulary = set().union(*map(tokens, known))
     named = [
         t
         for t in _TOKEN.findall(revised)
@@ -380,17 +380,17 @@ def invented(revised: str, *known: str, code: bool = False) -> list[str]:
     return found
 
 
-def _words(text: str) -> set[str]:
+def tokens(text: str) -> set[str]:
     """Every word of a text as names are compared: lower case, without a closing '.' or ':'."""
     return {t.lower().strip(".:") for t in _TOKEN.findall(text)}
 
 
-def _names(text: str, code: bool = False) -> set[str]:
+def names_of(text: str, code: bool = False) -> set[str]:
     """The names a text gives: words written as code ("maxmemory-policy", "ca.crt",
     "os.path"), and every word of a `code span` but amounts (values a revision may
     correct); in `code`, every word but amounts."""
     if code:
-        return {w for w in _words(text) if not _AMOUNT.match(w)} - {""}
+        return {w for w in tokens(text) if not _AMOUNT.match(w)} - {""}
     named = {
         key
         for t in _TOKEN.findall(text)
@@ -405,8 +405,8 @@ def dropped(draft: str, revised: str, code: bool = False) -> list[str]:
     """The names the draft step gives that its revision leaves out, where the revision
     names fewer new ones in their place: such a revision says less than the draft did (a
     correction names what replaces a name). `code` as in `invented`."""
-    lost = _names(draft, code) - _words(revised)
-    added = _names(revised, code) - _words(draft)
+    lost = names_of(draft, code) - tokens(revised)
+    added = names_of(revised, code) - tokens(draft)
     return sorted(lost) if len(added) < len(lost) else []
 
 
@@ -419,8 +419,8 @@ def new_claim(draft: str, revised: str, fact: str) -> bool:
     said = _said(draft)
     if 3 * len(said & set(words(revised))) >= len(said):
         return False
-    given = _names(revised) | {w for w in _words(revised) if _AMOUNT.match(w)}
-    return not (given - _words(draft)) & _words(fact)
+    given = names_of(revised) | {w for w in tokens(revised) if _AMOUNT.match(w)}
+    return not (given - tokens(draft)) & tokens(fact)
 
 
 def format_steps(steps: list[str]) -> str:
