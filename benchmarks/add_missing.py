@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from langchain_core.messages import HumanMessage
+from task_support import rag_parts
 
 RAG_ANSWERS = Path(__file__).parent / "results" / "docs-tune-task-values.jsonl"
 SCHEMA = {
@@ -33,13 +34,9 @@ INSTRUCTION = (
 
 
 def main() -> None:
-    from rat_agent.agent import evidence, prompts
     from rat_agent.agent.model import ask
-    from rat_agent.agent.nodes import as_dict
     from rat_agent.eval import docs
     from rat_agent.providers.chat import get_chat_model
-    from rat_agent.retrieval.qdrant import hybrid
-    from rat_agent.retrieval.qdrant.client import locked_client
 
     docs.ensure_collection()
     with RAG_ANSWERS.open() as lines:
@@ -49,11 +46,7 @@ def main() -> None:
     cases = [c for c in docs.cases("tune") if c.key["task"] in rag]
     for case in cases:
         answer = rag[case.key["task"]]["answer"]
-        with locked_client() as client:
-            found = [as_dict(p) for p in hybrid.search(client, docs.COLLECTION, case.question, 3)]
-        shown = evidence.select(found, [case.question], 600).documents
-        system, human = prompts.rag_messages(case.question, shown, doc_chars=100_000)
-        text = str(human.content).rsplit(prompts.RAG_ANSWER, 1)[0]
+        system, text = rag_parts(docs.COLLECTION, case.question)
         messages = [system, HumanMessage(f"{text}Answer:\n{answer}\n\n{INSTRUCTION}")]
         start = time.time()
         reply = ask(model, "revise", messages, SCHEMA)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from langchain_core.messages import HumanMessage
 from second_corpus import QUESTIONS
+from task_support import rag_parts
 
 RESULTS = Path(__file__).parent / "results"
 INSTRUCTION = (
@@ -38,13 +39,9 @@ def _answers(path: Path, method: str) -> dict[str, str]:
 
 
 def main() -> None:
-    from rat_agent.agent import evidence, prompts
     from rat_agent.agent.model import ask
-    from rat_agent.agent.nodes import as_dict
     from rat_agent.eval import docs, humaneval, runner
     from rat_agent.providers.chat import get_chat_model
-    from rat_agent.retrieval.qdrant import hybrid
-    from rat_agent.retrieval.qdrant.client import locked_client
 
     docs.ensure_collection()
     humaneval.ensure_docs_collection()
@@ -64,11 +61,7 @@ def main() -> None:
     model = get_chat_model("local", max_tokens=512)
     totals = {"direct": 0.0, "rag": 0.0, "merged": 0.0}
     for case, collection, own, rag in work:
-        with locked_client() as client:
-            found = [as_dict(p) for p in hybrid.search(client, collection, case.question, 3)]
-        shown = evidence.select(found, [case.question], 600).documents
-        system, human = prompts.rag_messages(case.question, shown, doc_chars=100_000)
-        text = str(human.content).rsplit(prompts.RAG_ANSWER, 1)[0]
+        system, text = rag_parts(collection, case.question)
         messages = [system, HumanMessage(f"{text}Your own answer:\n{own}\n\n{INSTRUCTION}")]
         start = time.time()
         merged = ask(model, "draft", messages)

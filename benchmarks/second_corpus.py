@@ -30,7 +30,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from second_corpus_test import TEST_QUESTIONS
-from task_support import _support
+from task_support import support
 
 RESULTS = Path(__file__).parent / "results"
 CONTEXT = {
@@ -180,7 +180,7 @@ def main() -> None:
     folder = data_dir() / "python-docs" / f"{sys.version_info[0]}.{sys.version_info[1]}"
     _check_keys(folder, questions)
     support = {
-        qid: (_support("python-docs", q, 3, 600), _support(docs.COLLECTION, q, 3, 600))
+        qid: (support("python-docs", q, 3, 600), support(docs.COLLECTION, q, 3, 600))
         for qid, q, _ in questions
     }
     cases = [runner.Case(qid, q, {"task": qid, "keys": keys}) for qid, q, keys in questions]

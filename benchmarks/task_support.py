@@ -21,6 +21,12 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
+
+    from rat_agent.agent.evidence import Evidence
 
 RESULTS = Path(__file__).parent / "results" / "task-support.md"
 
@@ -36,7 +42,8 @@ def _tasks() -> list[tuple[str, str, str]]:
     return tasks
 
 
-def _support(collection: str, text: str, k: int, budget: int) -> float:
+def task_evidence(collection: str, text: str, k: int = 3, budget: int = 600) -> Evidence:
+    """The passages of a task's top-k documents a step is shown (the rag method's)."""
     from rat_agent.agent import evidence
     from rat_agent.agent.nodes import as_dict
     from rat_agent.retrieval.qdrant import hybrid
@@ -44,8 +51,23 @@ def _support(collection: str, text: str, k: int, budget: int) -> float:
 
     with locked_client() as client:
         documents = [as_dict(p) for p in hybrid.search(client, collection, text, k)]
-    support = evidence.select(documents, [text], budget).support
-    return support if support is not None else 0.0
+    return evidence.select(documents, [text], budget)
+
+
+def support(collection: str, text: str, k: int, budget: int) -> float:
+    """The best passage's similarity to the task (0 where nothing was found)."""
+    found = task_evidence(collection, text, k, budget).support
+    return found if found is not None else 0.0
+
+
+def rag_parts(collection: str, question: str) -> tuple[BaseMessage, str]:
+    """The rag prompt's system message and its text up to the instruction (the task's
+    passages and the task), for a probe that asks something else of them."""
+    from rat_agent.agent import prompts
+
+    shown = task_evidence(collection, question).documents
+    system, human = prompts.rag_messages(question, shown, doc_chars=100_000)
+    return system, str(human.content).rsplit(prompts.RAG_ANSWER, 1)[0]
 
 
 def _row(values: list[float]) -> str:
@@ -70,7 +92,7 @@ def main() -> None:
             for collection in own.values():
                 source = "own" if collection == own[benchmark] else "other"
                 found.setdefault((benchmark, split, source), []).append(
-                    _support(collection, text, args.k, args.budget)
+                    support(collection, text, args.k, args.budget)
                 )
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False

@@ -65,16 +65,18 @@ def run(model: ScriptedModel, retriever: Any = None, **context: Any) -> dict[str
 
 
 def test_the_default_loop_on_a_passed_in_retriever_is_the_papers() -> None:
-    """1 + 2n calls for n draft steps: the draft is a reply, written from the task's own
-    passages where they bear on it (the prompt the rag method sends), each of its parts a
+    """2 + 2n calls for n draft steps: the draft is a reply, written from the task's own
+    passages where they bear on it and the source confirms no name of the model's own
+    answer (the prompt the rag method sends, after the model's own), each of its parts a
     step; n revised steps, each the model's revision, each with its sources; nothing
     dropped, inserted or rewritten by a rule; the answer is that reply with its parts
     revised in place."""
     model, retriever = scripted(), ListRetriever(documents=PAGES)
     result = run(model, retriever)
-    assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 3
+    assert [kind for kind, _ in model.calls] == ["draft"] * 2 + ["query", "revise"] * 3
+    assert prompt_text(model.calls[0][1]) == prompt_text(prompts.direct_messages(QUESTION))
     assert retriever.queries == [QUESTION] + [f"QUERY{len(d)}" for d in DRAFTS]
-    drafted = prompt_text(model.calls[0][1])
+    drafted = prompt_text(model.calls[1][1])
     assert prompts.RAG_ANSWER.strip() in drafted and "[1] QX guide (corpus:qx)" in drafted
     steps = result["steps"]
     assert [s["draft"] for s in steps] == DRAFTS
@@ -88,7 +90,7 @@ def test_the_default_loop_on_a_passed_in_retriever_is_the_papers() -> None:
         f"STEP {n}: {d} Use the alpha tool at level 3." for n, d in enumerate(DRAFTS, 1)
     )
     # the core's grounded prompt carries no domain example
-    revision = prompt_text(model.calls[2][1])
+    revision = prompt_text(model.calls[3][1])
     for word in ("craft", "recipe", "dough", "mixer", "flour", "NEEDS"):
         assert word not in revision
 
@@ -138,8 +140,8 @@ def test_a_revision_without_a_passage_that_bears_on_it_keeps_the_draft(reply: st
     assert [s["revised"] for s in result["steps"]] == DRAFTS
     assert {s["status"] for s in result["steps"]} == {"not_revised"}
     assert {s["note"] for s in result["steps"]} == {"no passage bears on it; the draft was kept"}
-    assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 3
-    assert result["answer"] == DRAFT  # the model's own answer, unchanged
+    assert [kind for kind, _ in model.calls] == ["draft"] * 2 + ["query", "revise"] * 3
+    assert result["answer"] == DRAFT  # the draft, unchanged
 
 
 def test_a_retriever_by_import_path_gets_the_papers_loop() -> None:

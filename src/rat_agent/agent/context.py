@@ -244,10 +244,11 @@ class Context:
     draft: Draft = field(
         default="auto",
         metadata={
-            "description": "'auto': for method rat, 'sourced' where the task holds no code "
-            "block and its passages bear on it (sourced_support), else 'answer'; 'cot' for "
-            "the baselines, the ablations and plans (plan repair on, or the Minecraft "
-            "source). 'cot' drafts a "
+            "description": "'auto': for method rat, 'answer' where the task holds a code "
+            "block, its passages do not bear on it (sourced_support), or the source gives "
+            "every name the model's own answer uses (each looked up: one search, at most 8), "
+            "else 'sourced'; 'cot' for the baselines, the ablations and plans (plan repair "
+            "on, or the Minecraft source). 'cot' drafts a "
             "chain of thought, as the paper does; 'answer' "
             "drafts the reply the model gives when asked directly, the paper's 'draft response "
             "itself': its paragraphs, list items and code blocks are the steps, and the answer "
@@ -264,10 +265,10 @@ class Context:
     sourced_support: float = field(
         default=0.45,
         metadata={
-            "description": "Draft 'auto' (method rat): the draft is the reply written from "
-            "the passages closest to the task ('sourced') where the best of them is at least "
-            "this similar to it (embedding cosine), and the task holds no code block; else "
-            "the model's own answer (0-1)."
+            "description": "Draft 'auto' (method rat): the draft may be the reply written "
+            "from the passages closest to the task ('sourced') only where the best of them is "
+            "at least this similar to it (embedding cosine); else it is the model's own "
+            "answer (0-1)."
         },
     )
     stop_at_goal: bool = field(

@@ -508,7 +508,7 @@ class RatNodes:
         if mode == "sourced":
             return self._reply(ctx, sourced), why
         answer = self._reply(ctx, prompts.direct_messages(question))
-        unknown = self._unknown_name(ctx, question, answer)
+        unknown = self.unknown_name(ctx, question, answer)
         if unknown is None:
             return answer, f"{own}: the source gives every name it uses"
         return self._reply(ctx, sourced), f"{why}: {own} {unknown}"
@@ -516,7 +516,7 @@ class RatNodes:
     def _reply(self, ctx: Context, messages: list[BaseMessage]) -> str:
         return parsing.strip_thinking(self.ask(ctx, "draft", messages)).strip()
 
-    def _unknown_name(self, ctx: Context, question: str, answer: str) -> str | None:
+    def unknown_name(self, ctx: Context, question: str, answer: str) -> str | None:
         """Why the source does not confirm the model's own answer (None where it gives every
         name the answer uses): a name it does not give, too many names to look up, or
         none at all. A failing lookup confirms nothing."""
