@@ -13,6 +13,8 @@ from uuid import UUID
 
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.memory import InMemorySaver
 from pytest_httpserver import HTTPServer
 
 from rat_agent import build_graph, cli, retrieval
@@ -50,9 +52,13 @@ class Calls(BaseCallbackHandler):
 
 
 def run(question: str, **source: str) -> tuple[dict[str, Any], list[str]]:
+    """The run's output, with what its draft was written as (`draft_from`, kept in state),
+    and the kind of every model call."""
     calls = Calls()
-    result = build_graph().invoke({"question": question}, {"callbacks": [calls]}, context=source)
-    return result, calls.kinds
+    graph = build_graph(checkpointer=InMemorySaver())
+    config: RunnableConfig = {"callbacks": [calls], "configurable": {"thread_id": "defaults"}}
+    result = graph.invoke({"question": question}, config, context=source)
+    return {**result, "draft_from": graph.get_state(config).values["draft_from"]}, calls.kinds
 
 
 def assert_the_papers_loop(result: dict[str, Any], kinds: list[str]) -> None:
