@@ -19,10 +19,14 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from langchain_core.messages import HumanMessage
 from second_corpus import QUESTIONS
 from task_support import rag_parts
+
+if TYPE_CHECKING:
+    from rat_agent.eval.runner import Case
 
 RESULTS = Path(__file__).parent / "results"
 INSTRUCTION = (
@@ -38,13 +42,11 @@ def _answers(path: Path, method: str) -> dict[str, str]:
         return {r["task"]: r["answer"] for r in map(json.loads, lines) if r["method"] == method}
 
 
-def main() -> None:
-    from rat_agent.agent.model import ask
-    from rat_agent.eval import docs, humaneval, runner
-    from rat_agent.providers.chat import get_chat_model
+def tune_work() -> list[tuple[Case, str, str, str]]:
+    """(case, collection, direct's answer, rag's answer) for the docs tune questions with
+    committed answers of both and the 20 Python questions of second_corpus.py."""
+    from rat_agent.eval import docs, runner
 
-    docs.ensure_collection()
-    humaneval.ensure_docs_collection()
     redis_direct = _answers(RESULTS / "docs-tune-distinct.jsonl", "direct")
     redis_rag = _answers(RESULTS / "docs-tune-task-values.jsonl", "rag")
     python_direct = _answers(RESULTS / "second-corpus.jsonl", "direct")
@@ -58,6 +60,17 @@ def main() -> None:
         (runner.Case(i, q, {"task": i, "keys": k}), "python-docs", python_direct[i], python_rag[i])
         for i, q, k in QUESTIONS
     ]
+    return work
+
+
+def main() -> None:
+    from rat_agent.agent.model import ask
+    from rat_agent.eval import docs, humaneval
+    from rat_agent.providers.chat import get_chat_model
+
+    docs.ensure_collection()
+    humaneval.ensure_docs_collection()
+    work = tune_work()
     model = get_chat_model("local", max_tokens=512)
     totals = {"direct": 0.0, "rag": 0.0, "merged": 0.0}
     for case, collection, own, rag in work:

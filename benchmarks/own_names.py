@@ -18,30 +18,17 @@ import datetime as dt
 import subprocess
 from pathlib import Path
 
-from merge_probe import RESULTS, _answers
-from second_corpus import QUESTIONS
+from merge_probe import RESULTS, tune_work
 
 
 def main() -> None:
     from rat_agent.agent.context import Context
     from rat_agent.agent.nodes import RatNodes
-    from rat_agent.eval import docs, humaneval, runner
+    from rat_agent.eval import docs, humaneval
 
     docs.ensure_collection()
     humaneval.ensure_docs_collection()
-    redis_direct = _answers(RESULTS / "docs-tune-distinct.jsonl", "direct")
-    redis_rag = _answers(RESULTS / "docs-tune-task-values.jsonl", "rag")
-    python_direct = _answers(RESULTS / "second-corpus.jsonl", "direct")
-    python_rag = _answers(RESULTS / "second-corpus.jsonl", "rag")
-    work = [
-        (c, docs.COLLECTION, redis_direct[c.id], redis_rag[c.id])
-        for c in docs.cases("tune")
-        if c.id in redis_direct and c.id in redis_rag
-    ]
-    work += [
-        (runner.Case(i, q, {"task": i, "keys": k}), "python-docs", python_direct[i], python_rag[i])
-        for i, q, k in QUESTIONS
-    ]
+    work = tune_work()
     rows, totals = [], {"direct": 0.0, "rag": 0.0, "chosen": 0.0}
     for case, collection, own, rag in work:
         ctx = Context(retriever="qdrant", collection=collection, k=3)
