@@ -12,24 +12,24 @@ from __future__ import annotations
 
 import ast
 import re
-import textwrap
 from collections.abc import Sequence
 
+from rat_agent.agent.code import python_sources
 from rat_agent.agent.parsing import names_of, tokens
 
 LOOKUPS = 8  # names looked up at most (a web source pays per search); more: the passages write
-_BLOCK = re.compile(r"^[ \t]*```[\w+-]*[ \t]*\n(.*?)^[ \t]*```", re.M | re.S)
 _ABBREVIATION = re.compile(r"^[a-z]\.[a-z]$")  # "e.g", "i.e" end in a dot, as names do
 _NUMBER = re.compile(r"^(?=.*\d)[\d.eE+-]+$")  # an example's values ("2.0", "1e-9"), not names
 
 
 def names(answer: str, question: str) -> list[str]:
     """The names an answer gives that a reader would copy, in order: words written as code
-    or in code marks (`names_of`), but not those the task gives, numbers, one letter, nor the
-    variables, functions and parameters the answer's own Python defines; a dotted name on
-    one of those is its attribute (`text.rstrip` is `rstrip`)."""
-    own = _defined(answer)
-    given = tokens(question)
+    or in code marks (`names_of`), but not those the task gives, numbers, one letter, the
+    words of its Python's strings (example data: `"another_key"`), nor the variables,
+    functions and parameters its own Python defines; a dotted name on one of those is its
+    attribute (`text.rstrip` is `rstrip`)."""
+    own, values = _in_code(answer)
+    given = tokens(question) | values
     found: list[str] = []
     for name in sorted(names_of(answer), key=lambda n: (answer.lower().find(n), n)):
         head, _, rest = name.partition(".")
@@ -43,26 +43,33 @@ def names(answer: str, question: str) -> list[str]:
 
 
 def gives(name: str, documents: Sequence[dict[str, str]]) -> bool:
-    """Whether a document (not a remembered thought) gives the name whole; a module's
-    function also as the page of that module writes it (`re.split` as `split`)."""
+    """Whether a document (not a remembered thought) gives the name whole, alone or as a
+    part of a path or dotted name (`collections` in `collections.abc`, `redis.conf` in
+    `/etc/redis/redis.conf`); a module's function also as the page of that module writes it
+    (`re.split` as `split`)."""
     text = "\n".join(d["content"] for d in documents if d.get("kind", "document") == "document")
     words = tokens(text)
-    if name in words:
-        return True
     dotted = name.split(".")
-    return len(dotted) > 1 and all(p.isidentifier() for p in dotted) and dotted[-1] in words
+    if len(dotted) > 1 and all(p.isidentifier() for p in dotted) and dotted[-1] in words:
+        return True
+    part = re.compile(rf"(?:^|[./\\:]){re.escape(name)}(?:$|[./\\:])")
+    return any(part.search(word) for word in words)
 
 
-def _defined(answer: str) -> set[str]:
-    """The names the answer's Python blocks bind: variables, functions, classes, their
-    parameters, loop targets and import aliases (lower case, as `names_of` gives them)."""
+def _in_code(answer: str) -> tuple[set[str], set[str]]:
+    """The names the answer's Python blocks bind (variables, functions, classes, their
+    parameters, loop targets and import aliases) and the words of their strings, in lower
+    case as `names_of` gives them."""
     bound: set[str] = set()
-    for block in _BLOCK.findall(answer):
+    values: set[str] = set()
+    for source in python_sources(answer):
         try:
-            tree = ast.parse(textwrap.dedent(block))
+            tree = ast.parse(source)
         except SyntaxError:
             continue
         for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                values |= tokens(node.value)
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 bound.add(node.id)
             elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
@@ -71,4 +78,4 @@ def _defined(answer: str) -> set[str]:
                 bound.add(node.arg)
             elif isinstance(node, ast.alias) and node.asname:
                 bound.add(node.asname)
-    return {b.lower() for b in bound}
+    return {b.lower() for b in bound}, values

@@ -80,6 +80,11 @@ def holds_block(text: str) -> bool:
     return _BLOCKS.search(text) is not None
 
 
+def python_sources(text: str) -> list[str]:
+    """The code of each Python block a text holds, without fences or indentation."""
+    return [_body(m.group(0))[1] for m in _BLOCKS.finditer(text) if is_python(m.group(0))]
+
+
 def has_python(text: str) -> bool:
     """Whether a part is Python or holds a Python block (a joined tail of prose and code)."""
     return is_python(text) or any(is_python(m.group(0)) for m in _BLOCKS.finditer(text))
