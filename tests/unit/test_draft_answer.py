@@ -569,7 +569,7 @@ def test_the_names_an_answer_gives_are_those_a_reader_would_look_up() -> None:
         "Use `itertools.zip_longest`, e.g. with a `fillvalue` of 0.0:\n\n"
         "```python\nfrom itertools import zip_longest as zl\n\n"
         "def pairs(first, second):\n    return list(zl(first, second, fillvalue=0.0))\n\n"
-        "text = 'a b '\nclean = text.rstrip()\n```\n"
+        "text = 'a b '\nclean = text.rstrip()\ncache = {'another_key': 1}\n```\n"
         "Here `pairs` pads the shorter list; `r` and 2.5 are not names."
     )
     assert attest.names(answer, "How do I zip two lists of different lengths?") == [
@@ -589,6 +589,11 @@ def test_the_names_an_answer_gives_are_those_a_reader_would_look_up() -> None:
     assert attest.gives("re.split", [{**page, "content": "split(pattern, string, maxsplit=0)"}])
     assert not attest.gives("zip", [page])
     assert not attest.gives("path/to/ca.crt", [{**page, "content": "ca.crt is the CA file"}])
+    # a name the source writes only inside a path or dotted name is still given whole
+    assert attest.gives("collections", [{**page, "content": "see collections.abc.Mapping"}])
+    path = {**page, "content": "./redis-server /path/to/redis.conf"}
+    assert attest.gives("redis.conf", [path])
+    assert not attest.gives("max", [{**page, "content": "maxmemory-policy max_len"}])
     # a thought the memory holds is the model's own words, not the source's
     assert not attest.gives("fillvalue", [{**page, "kind": "thought"}])
 
