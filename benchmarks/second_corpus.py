@@ -16,7 +16,9 @@ and rat at the defaults, scored as the docs benchmark scores keys (`eval.docs.sc
 eval cache, so a second run computes only what is new). Writes
 benchmarks/results/second-corpus.{md,jsonl}. The 20 questions here have been looked at
 while changing the draft (a tune split); `--test` runs the 16 held-out ones of
-second_corpus_test.py instead and writes second-corpus-test.{md,jsonl}.
+second_corpus_test.py instead and writes second-corpus-test.{md,jsonl}, and `--test2` the
+12 of second_corpus_test2.py, written after the name check was mended on faults the 16
+showed (second-corpus-test2.{md,jsonl}).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from second_corpus_test import TEST_QUESTIONS
+from second_corpus_test2 import TEST2_QUESTIONS
 from task_support import support
 
 RESULTS = Path(__file__).parent / "results"
@@ -172,9 +175,9 @@ def main() -> None:
     from rat_agent.eval import docs, humaneval, runner
     from rat_agent.paths import data_dir
 
-    test = "--test" in sys.argv[1:]
-    questions = TEST_QUESTIONS if test else QUESTIONS
-    name = "second-corpus-test" if test else "second-corpus"
+    flag = next((a for a in sys.argv[1:] if a in ("--test", "--test2")), "")
+    questions = {"--test": TEST_QUESTIONS, "--test2": TEST2_QUESTIONS}.get(flag, QUESTIONS)
+    name = "second-corpus" + flag.replace("--", "-")
     humaneval.ensure_docs_collection()
     docs.ensure_collection()
     folder = data_dir() / "python-docs" / f"{sys.version_info[0]}.{sys.version_info[1]}"
@@ -205,7 +208,7 @@ def main() -> None:
     lines = [
         f"Code: repository HEAD {commit}; {dt.date.today()}, {platform.machine()}, "
         f"Python {sys.version.split()[0]}.",
-        f"Command: `python benchmarks/second_corpus.py{' --test' if test else ''}`",
+        f"Command: `python benchmarks/second_corpus.py{' ' + flag if flag else ''}`",
         "",
         runner.table(results, "keys named"),
         "",
