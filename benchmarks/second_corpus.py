@@ -182,7 +182,7 @@ def main() -> None:
     docs.ensure_collection()
     folder = data_dir() / "python-docs" / f"{sys.version_info[0]}.{sys.version_info[1]}"
     _check_keys(folder, questions)
-    support = {
+    supports = {
         qid: (support("python-docs", q, 3, 600), support(docs.COLLECTION, q, 3, 600))
         for qid, q, _ in questions
     }
@@ -202,7 +202,7 @@ def main() -> None:
     by = {(r.task, r.method): r for r in results}
     rows = []
     for qid, _, _ in questions:
-        own, other = support[qid]
+        own, other = supports[qid]
         cells = [f"{by[(qid, m)].score:.0%}" if (qid, m) in by else "-" for m in METHODS]
         rows.append(f"| {qid} | {own:.2f} | {other:.2f} | " + " | ".join(cells) + " |")
     lines = [
