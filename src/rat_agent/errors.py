@@ -5,15 +5,17 @@ class RatError(Exception):
     """Base class of every error rat-agent raises on purpose.
 
     Its message is masked of secrets when made (a provider may echo the key it was sent),
-    so no printed, logged or checkpointed error carries one.
+    so no printed, logged or checkpointed error carries one; made in a served user's run,
+    it names no path on the server either.
     """
 
     exit_code = 1
 
     def __init__(self, *args: object) -> None:
         from rat_agent.redact import redact  # light (stdlib only); kept out of import time
+        from rat_agent.served import scrub
 
-        super().__init__(*(redact(a) if isinstance(a, str) else a for a in args))
+        super().__init__(*(scrub(redact(a)) if isinstance(a, str) else a for a in args))
 
 
 # The standard bases matter beyond Python: LangGraph Server shows the message of a

@@ -13,9 +13,10 @@ PACKAGE = Path(__file__).resolve().parents[2] / "src" / "rat_agent"
 
 # Lowest first. A folder may import its own modules and any lower layer, nothing else.
 LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"redact"}),  # below errors, which masks its messages with it
+    # below errors, which masks its messages with them: secrets, and a served user's paths
+    frozenset({"redact", "served"}),
     frozenset({"aio", "errors", "terms", "text", "timing"}),
-    frozenset({"paths", "served"}),
+    frozenset({"paths", "limits"}),
     frozenset({"providers"}),
     frozenset({"minecraft"}),
     frozenset({"retrieval"}),

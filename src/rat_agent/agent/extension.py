@@ -109,7 +109,13 @@ def repair_for(ctx: Context, domain: Callable[[], str]) -> PlanRepair | None:
     name = ctx.repair
     if name == "auto":
         name = "minecraft" if domain() == "minecraft" else "off"
-    return None if name == "off" else _load(REPAIRS.get(name, name), name in REPAIRS)
+    if name == "off":
+        return None
+    if name not in REPAIRS:
+        from rat_agent.providers.imports import check_allowed
+
+        check_allowed(name, "repair")  # before the cache: a loaded one is no pass
+    return _load(REPAIRS.get(name, name), name in REPAIRS)
 
 
 @cache

@@ -21,6 +21,7 @@ from pydantic import SecretStr
 from rat_agent.errors import ConfigError, ModelError
 from rat_agent.paths import cache_dir, write_atomic
 from rat_agent.providers import imports
+from rat_agent.served import current_user
 
 LOCAL_MODELS: tuple[str, ...] = ("local", "local-tiny")
 """Preset names served in-process by llama.cpp; anything else is `provider:model`."""
@@ -69,10 +70,15 @@ def get_chat_model(name: str, *, temperature: float = 0.0, max_tokens: int = 512
             f"unknown model {name!r}: use {', '.join(LOCAL_MODELS)} or provider:model "
             "(e.g. openai:gpt-4o-mini)"
         )
+    builtin = _builtin_providers()
+    if builtin is not None and provider in builtin:
+        check_provider(provider, name)
+    else:  # the user's own module: nothing is looked up by its name before this passes
+        imports.check_allowed(name, "model")
     key = (name, temperature, max_tokens, "")
     with _cache_lock:
         if key not in _model_cache:
-            if _is_import_path(provider):
+            if _is_import_path(provider, builtin or {}):
                 _model_cache[key] = cast(
                     BaseChatModel,
                     imports.load(
@@ -92,9 +98,34 @@ def check_model(name: str, *, temperature: float = 0.0, max_tokens: int = 512) -
         get_chat_model(name, temperature=temperature, max_tokens=max_tokens)
 
 
-def _is_import_path(prefix: str) -> bool:
-    """`package.module:attribute` names the user's own model; providers win a tie."""
-    builtin = _builtin_providers() or {}
+# What a served user's run may name without the operator's say (RAT_PROVIDERS): the clients
+# of hosted APIs, which send the model's name to the provider and read nothing here. Others
+# load weights from a path or a hub (huggingface) or reach services on the server (ollama).
+SERVED_PROVIDERS = frozenset({*API_KEY_ENV, "azure_openai"})
+
+
+def provider_allowed(provider: str) -> bool:
+    """Whether a run may use `provider`. `RAT_PROVIDERS` (comma-separated) limits it where
+    set; unset, any provider on one's own machine, and SERVED_PROVIDERS in a served run."""
+    listed = os.environ.get("RAT_PROVIDERS")
+    if listed is not None:
+        return provider in {p.strip() for p in listed.split(",")}
+    return not current_user() or provider in SERVED_PROVIDERS
+
+
+def check_provider(provider: str, name: str) -> None:
+    if not provider_allowed(provider):
+        listed = os.environ.get("RAT_PROVIDERS")
+        offered = listed if listed is not None else ", ".join(sorted(SERVED_PROVIDERS))
+        raise ConfigError(
+            f"model {name!r}: this server offers no {provider!r} models (its providers: "
+            f"{offered or 'none'}; the operator sets RAT_PROVIDERS)"
+        )
+
+
+def _is_import_path(prefix: str, builtin: dict[str, str]) -> bool:
+    """`package.module:attribute` names the user's own model; providers win a tie. Only
+    called once `imports.check_allowed` passed: finding a dotted module imports its parents."""
     if prefix in builtin:
         return False
     imports.include_working_folder()
@@ -102,6 +133,8 @@ def _is_import_path(prefix: str) -> bool:
         return importlib.util.find_spec(prefix) is not None
     except (ImportError, ValueError):
         return False
+    except (Exception, SystemExit) as exc:  # a parent package that fails, or exits, on import
+        raise ConfigError(f"model {prefix!r}: importing it failed: {type(exc).__name__}") from None
 
 
 # --- local models -------------------------------------------------------------------------

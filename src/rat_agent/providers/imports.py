@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from rat_agent.errors import ConfigError
+from rat_agent.served import current_user
 
 
 def include_working_folder() -> None:
@@ -23,34 +24,47 @@ def include_working_folder() -> None:
 def allowed(module_name: str) -> bool:
     """Whether a user may name objects in `module_name`. `RAT_IMPORTS` (comma-separated
     modules or packages) limits it: a server's users name import paths in their runs'
-    context, and loading one calls it. Unset, any module may be named, as on one's own
-    machine; set but empty, none."""
+    context, and loading one runs its code. Set, only those; set but empty, none. Unset,
+    any module on one's own machine, and none in a served user's run."""
     listed = os.environ.get("RAT_IMPORTS")
     if listed is None:
-        return True
+        return not current_user()
     prefixes = [p.strip() for p in listed.split(",") if p.strip()]
     return any(module_name == p or module_name.startswith(p + ".") for p in prefixes)
+
+
+def check_allowed(path: str, what: str) -> None:
+    """ConfigError unless `allowed` lets a user name `path`: checked before anything is
+    looked up by that name, so a module outside the list is never imported or searched."""
+    module_name = path.partition(":")[0]
+    if not allowed(module_name):
+        raise ConfigError(
+            f"{what} {path!r}: this server loads no module outside RAT_IMPORTS "
+            f"({os.environ.get('RAT_IMPORTS') or 'none'})"
+        )
 
 
 def load(path: str, kind: type[Any], what: str, *, builtin: bool = False, **kwargs: Any) -> Any:
     """The `kind` instance at `path`, or the one a function (or class) there returns.
 
     Of `kwargs`, the callable is given those its signature names. A `builtin` path is
-    rat-agent's own and never limited by `RAT_IMPORTS`.
+    rat-agent's own and never limited by `RAT_IMPORTS`. A module that exits while it is
+    imported or built is a ConfigError, not the end of the process.
     """
     module_name, _, attribute = path.partition(":")
     if not module_name or not attribute:
         raise ConfigError(f"{what} {path!r}: write it as 'package.module:attribute'")
-    if not builtin and not allowed(module_name):
-        raise ConfigError(
-            f"{what} {path!r}: this server loads no module outside RAT_IMPORTS "
-            f"({os.environ.get('RAT_IMPORTS') or 'none'})"
-        )
+    if not builtin:
+        check_allowed(path, what)
     include_working_folder()
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise ConfigError(f"{what} {path!r}: cannot import {module_name!r}: {exc}") from None
+    except (Exception, SystemExit) as exc:
+        raise ConfigError(
+            f"{what} {path!r}: importing {module_name!r} failed: {type(exc).__name__}: {exc}"
+        ) from None
     target: Any = module
     for part in attribute.split("."):
         try:
@@ -73,7 +87,7 @@ def load(path: str, kind: type[Any], what: str, *, builtin: bool = False, **kwar
     given = {name: value for name, value in kwargs.items() if name in parameters}
     try:
         made = target(**given)
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:
         raise ConfigError(f"{what} {path!r} failed to build: {type(exc).__name__}: {exc}") from exc
     if not isinstance(made, kind):
         raise ConfigError(

@@ -15,7 +15,9 @@ from collections.abc import Callable, Hashable
 from langchain_core.retrievers import BaseRetriever
 
 from rat_agent.errors import ConfigError
+from rat_agent.providers import imports
 from rat_agent.retrieval.settings import RetrieverSettings
+from rat_agent.served import current_user
 
 
 def _minecraft(ctx: RetrieverSettings) -> BaseRetriever:
@@ -60,6 +62,7 @@ def _factory(name: str) -> Callable[[RetrieverSettings], BaseRetriever]:
     if name in FACTORIES:
         return FACTORIES[name]
     if ":" in name:
+        imports.check_allowed(name, "retriever")  # before the cache: a built one is no pass
         return _imported
     raise ConfigError(
         f"unknown retriever {name!r}: choose one of {', '.join(FACTORIES)}, "
@@ -81,9 +84,11 @@ _ENV = (
 
 def _key(ctx: RetrieverSettings) -> Hashable:
     # Only what a factory reads; runs that differ elsewhere share one retriever. Secrets
-    # are hashed so the cache never holds them in the clear.
+    # are hashed so the cache never holds them in the clear. The served user, as each
+    # user's collection names resolve to their own.
     env = tuple(hashlib.sha256(os.environ.get(name, "").encode()).hexdigest() for name in _ENV)
-    return (ctx.retriever, ctx.k, ctx.collection, ctx.source, ctx.fetch_pages, ctx.doc_chars, env)
+    settings = (ctx.retriever, ctx.k, ctx.collection, ctx.source, ctx.fetch_pages, ctx.doc_chars)
+    return (*settings, env, current_user())
 
 
 def get_retriever(ctx: RetrieverSettings) -> BaseRetriever:
