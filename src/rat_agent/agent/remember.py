@@ -15,7 +15,7 @@ from rat_agent.agent.context import Context
 from rat_agent.agent.state import State
 from rat_agent.errors import ConfigError, ModelError, RatError, RetrievalError
 from rat_agent.memory.thought import thought_id
-from rat_agent.served import own_collection, served_user
+from rat_agent.served import current_user, own_collection
 
 if TYPE_CHECKING:
     from rat_agent.agent.nodes import RatNodes
@@ -26,10 +26,7 @@ log = logging.getLogger(__name__)
 def memory_collection(ctx: Context) -> str:
     """The run's thought memory: on a server with keys, each user's own, since thoughts carry
     what that user's documents said."""
-    try:
-        user = served_user(get_config())
-    except RuntimeError:  # outside a run
-        user = ""
+    user = current_user()
     return own_collection(ctx.memory_collection, user) if user else ctx.memory_collection
 
 

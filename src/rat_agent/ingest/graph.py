@@ -13,8 +13,9 @@ from langgraph.graph.state import CompiledStateGraph
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from rat_agent.retrieval.settings import DEFAULT_COLLECTION
-from rat_agent.served import served_user
+from rat_agent.limits import check_ingest
+from rat_agent.retrieval.settings import DEFAULT_COLLECTION, check_collection_name
+from rat_agent.served import own_collection, served_user
 
 
 class IngestInput(TypedDict):
@@ -40,17 +41,26 @@ ON_SERVER = "a path on the server: its users ingest http(s) URLs only"
 
 
 async def ingest_node(state: IngestState, config: RunnableConfig) -> dict[str, Any]:
-    """Reading, embedding and embedded Qdrant all block: off the server's event loop."""
+    """Reading, embedding and embedded Qdrant all block: off the server's event loop.
+
+    A served user fills a collection of their own (named for them, recorded as theirs),
+    from http(s) URLs only: never the server's files, nor a collection of the operator's
+    or another user's."""
     from rat_agent.ingest.pipeline import ingest
 
     # Resolved as the agent's Context resolves `collection`, without importing the agent.
     collection = state.get("collection") or os.environ.get("RAT_COLLECTION") or DEFAULT_COLLECTION
+    check_collection_name(collection)
     paths, refused = list(state["paths"]), []
-    if served_user(config):  # a user of a server must not read the server's own files
+    check_ingest(paths)
+    target = collection
+    if user := served_user(config):
         refused = [p for p in paths if not p.lower().startswith(("http://", "https://"))]
         paths = [p for p in paths if p not in refused]
-    report = await asyncio.to_thread(ingest, paths, collection=collection)
+        target = own_collection(collection, user)
+    report = await asyncio.to_thread(ingest, paths, collection=target)
     result = asdict(report)
+    result["collection"] = collection
     result["failed"] = [[p, ON_SERVER] for p in refused] + [list(f) for f in report.failed]
     return result
 

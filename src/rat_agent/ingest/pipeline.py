@@ -395,7 +395,16 @@ def _ensure_collection(client: QdrantClient, collection: str) -> None:
     if not client.collection_exists(collection):
         refuse_damaged(collection)
         hybrid.create_collection(client, collection, metadata=collection_metadata())
-    check_collection(client, collection)
+    check_collection(client, collection, write=True)
+
+
+def _check_target(collection: str) -> None:
+    """Before anything is read: a collection that exists must be one this run may fill
+    (documents, made by us, and in a served user's run theirs)."""
+    check_collection_name(collection)
+    with locked_client() as client:
+        if client.collection_exists(collection):
+            check_collection(client, collection, write=True)
 
 
 @dataclass
@@ -422,8 +431,8 @@ def ingest(
 ) -> Report:
     """Index `items` (files, folders, URLs) into `collection`; returns what changed."""
     report = Report(collection)
+    _check_target(collection)
     sources, report.failed = discover(items, follow_links=follow_links)
-    check_collection_name(collection)
 
     # Read and cut everything first: the embedding stage then knows its total (the
     # progress bar) and batches chunks across small files (the throughput).

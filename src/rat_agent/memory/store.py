@@ -25,15 +25,18 @@ from rat_agent.providers.embeddings import get_embeddings
 from rat_agent.retrieval.qdrant import hybrid
 from rat_agent.retrieval.qdrant.client import (
     MADE_BY,
+    THOUGHTS,
     collection_metadata,
     damage,
     delete_collection,
+    kind_of,
     locked_client,
+    owner_of,
 )
 from rat_agent.retrieval.settings import check_collection_name
+from rat_agent.served import current_user
 
 _WHAT = "the thought memory"  # how Qdrant errors name it
-KIND = "thoughts"  # collection metadata: tells a memory from a collection of documents
 _AVERAGE_WORDS = 60.0  # a fixed length estimate for BM25: the collection keeps growing
 _SCROLL = 256
 MIN_PREFIX = 4  # of a thought id given by hand
@@ -56,10 +59,17 @@ class Memory:
                     raise RetrievalError(why)
                 return False
             metadata = client.get_collection(self.collection).config.metadata or {}
-        if metadata.get("made_by") != MADE_BY or metadata.get("kind") != KIND:
+        if metadata.get("made_by") != MADE_BY or kind_of(metadata) != THOUGHTS:
             raise ConfigError(
                 f"the Qdrant collection {self.collection!r} is not a thought "
                 "memory (it holds documents); name another memory_collection"
+            )
+        # A served user's memory is named for them; one recorded as someone else's is not
+        # theirs whatever its name (memories from before owners were recorded have none).
+        if (user := current_user()) and owner_of(metadata) not in (user, ""):
+            raise ConfigError(
+                f"the Qdrant collection {self.collection!r} is not your thought memory; "
+                "name another memory_collection"
             )
         wanted = collection_metadata()
         if metadata.get("embedding") != wanted["embedding"]:
@@ -234,7 +244,7 @@ def embed(texts: Sequence[str]) -> list[list[float]]:
 
 
 def _create(client: QdrantClient, name: str) -> None:
-    hybrid.create_collection(client, name, metadata={**collection_metadata(), "kind": KIND})
+    hybrid.create_collection(client, name, metadata=collection_metadata(THOUGHTS))
 
 
 def _metadata(thought: Thought) -> dict[str, Any]:
@@ -245,6 +255,9 @@ def _metadata(thought: Thought) -> dict[str, Any]:
 
 
 def _thought(payload: dict[str, Any]) -> Thought:
-    meta = dict(payload.get("metadata") or {})
-    origins = tuple(Origin(**o) for o in meta.pop("origins", []) or [])
-    return Thought(text=str(payload.get("page_content", "")), origins=origins, **meta)
+    try:
+        meta = dict(payload.get("metadata") or {})
+        origins = tuple(Origin(**o) for o in meta.pop("origins", []) or [])
+        return Thought(text=str(payload.get("page_content", "")), origins=origins, **meta)
+    except (TypeError, ValueError) as exc:  # a point some other writer put there
+        raise RetrievalError(f"the memory holds a point that is not a thought: {exc}") from None

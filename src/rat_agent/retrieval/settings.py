@@ -26,9 +26,11 @@ def check_collection_name(name: str, what: str = "collection") -> str:
     up front so the error is one line of bad input, not a failed store)."""
     if not name.strip():
         raise ConfigError(f"the {what} name is empty")
-    if "/" in name or "\0" in name or len(name) > 255:
+    # The embedded store keeps a collection in a folder of that name: no path may come of it.
+    if any(c in name for c in "/\\\0") or name.startswith(".") or len(name) > 255:
         raise ConfigError(
-            f"the {what} name {name!r} cannot be used: no '/' and at most 255 characters"
+            f"the {what} name {name!r} cannot be used: no '/' or '\\', not starting with "
+            "'.', and at most 255 characters"
         )
     return name
 

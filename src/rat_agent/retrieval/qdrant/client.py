@@ -16,7 +16,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from qdrant_client import QdrantClient
 
@@ -25,11 +26,15 @@ from rat_agent.paths import data_dir
 from rat_agent.providers.embeddings import embedding_model_id
 from rat_agent.retrieval.qdrant import damaged
 from rat_agent.retrieval.settings import check_collection_name
+from rat_agent.served import current_user, own_collection
 from rat_agent.text import shorten
 from rat_agent.timing import once_cost
 
 MADE_BY = "rat-agent"
 LAYOUT = 1  # bump when chunk payloads or vectors change shape
+# A collection's metadata says what it holds ("kind": documents, or a thought memory's
+# thoughts) and, when a served user made it, whose it is ("owner"); none: the operator's.
+DOCUMENTS, THOUGHTS = "documents", "thoughts"
 
 _clients: dict[str, tuple[QdrantClient, threading.Lock]] = {}
 _clients_lock = threading.Lock()
@@ -38,6 +43,20 @@ _clients_lock = threading.Lock()
 def location() -> str:
     """Where collections live: the server's URL, or the embedded store's folder."""
     return os.environ.get("QDRANT_URL") or str(data_dir() / "qdrant")
+
+
+def shown_location() -> str:
+    """`location()` as messages show it: a URL without its user, password or query (which
+    may hold a key)."""
+    where = location()
+    if not os.environ.get("QDRANT_URL"):
+        return where
+    parts = urlsplit(where)
+    host = parts.hostname or ""
+    netloc = f"[{host}]" if ":" in host else host
+    if parts.port:
+        netloc += f":{parts.port}"
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 def get_client() -> tuple[QdrantClient, threading.Lock]:
@@ -64,7 +83,7 @@ def _open(where: str) -> QdrantClient:
                     url=where, api_key=os.environ.get("QDRANT_API_KEY") or None, timeout=30
                 )
         except Exception as exc:
-            raise ConfigError(f"QDRANT_URL={where!r} is not usable: {exc}") from exc
+            raise ConfigError(f"QDRANT_URL={shown_location()!r} is not usable: {exc}") from exc
     Path(where).mkdir(parents=True, exist_ok=True)
     try:
         return _open_folder(where)
@@ -127,8 +146,25 @@ def close_clients() -> None:
 atexit.register(close_clients)
 
 
-def collection_metadata() -> dict[str, object]:
-    return {"made_by": MADE_BY, "layout": LAYOUT, "embedding": embedding_model_id()}
+def collection_metadata(kind: str = DOCUMENTS) -> dict[str, object]:
+    """What a new collection records of itself; made in a served user's run, it is theirs."""
+    metadata: dict[str, object] = {
+        "made_by": MADE_BY,
+        "layout": LAYOUT,
+        "embedding": embedding_model_id(),
+        "kind": kind,
+    }
+    if user := current_user():
+        metadata["owner"] = user
+    return metadata
+
+
+def kind_of(metadata: dict[str, Any]) -> str:
+    return str(metadata.get("kind") or DOCUMENTS)  # collections from before "kind" hold documents
+
+
+def owner_of(metadata: dict[str, Any]) -> str:
+    return str(metadata.get("owner") or "")
 
 
 @dataclass(frozen=True)
@@ -150,7 +186,7 @@ def qdrant_errors(what: str = "Qdrant") -> Iterator[None]:
     except Exception as exc:
         # One line (Qdrant's own spans three: status, "Raw response content:", the body).
         reason = shorten(str(exc), 300)
-        raise RetrievalError(f"{what} at {location()} did not answer: {reason}") from exc
+        raise RetrievalError(f"{what} at {shown_location()} did not answer: {reason}") from exc
 
 
 @contextmanager
@@ -186,26 +222,57 @@ def delete_collection(name: str) -> None:
         elif not os.environ.get("QDRANT_URL"):
             exists = damaged.forget(Path(location()), name)
     if not exists:
-        raise ConfigError(f"there is no collection {name!r} at {location()}")
+        raise ConfigError(f"there is no collection {name!r} at {shown_location()}")
 
 
-def check_collection(client: QdrantClient, name: str) -> None:
-    """A collection we can search: it exists, `rat ingest` made it, with our embedder.
-    The caller holds the client's lock."""
+def no_collection(name: str) -> ConfigError:
+    """A served user's "no such collection": the same for one that does not exist and one
+    that is not theirs to use, and naming no other collection and no place on the server."""
+    return ConfigError(
+        f"there is no collection {name!r} of yours or shared on this server: fill one with "
+        "the ingest graph"
+    )
+
+
+def documents_for(client: QdrantClient, name: str) -> str:
+    """The collection a run searches for `name`: in a served user's run, their own of that
+    name where they made one, else the operator's; checked. The caller holds the lock."""
+    if user := current_user():
+        with qdrant_errors():
+            if client.collection_exists(own := own_collection(name, user)):
+                name = own
+    check_collection(client, name)
+    return name
+
+
+def check_collection(client: QdrantClient, name: str, *, write: bool = False) -> None:
+    """A collection of documents we can search (or, `write`, fill): it exists, `rat ingest`
+    made it, with our embedder. In a served user's run it must also be theirs, or for
+    reading the operator's. The caller holds the client's lock."""
+    user = current_user()
     with qdrant_errors():
         if not client.collection_exists(name):
+            if user:
+                raise no_collection(name)
             refuse_damaged(name)
             names = [c.name for c in client.get_collections().collections]
             known = f" (there are: {', '.join(sorted(names))})" if names else ""
             raise ConfigError(
-                f"there is no Qdrant collection {name!r} at {location()}{known}: "
+                f"there is no Qdrant collection {name!r} at {shown_location()}{known}: "
                 f"fill it with `rat ingest PATH --collection {name}`"
             )
         metadata = client.get_collection(name).config.metadata or {}
+    if user and owner_of(metadata) not in ({user} if write else {user, ""}):
+        raise no_collection(name)
     if metadata.get("made_by") != MADE_BY or metadata.get("layout") != LAYOUT:
         raise ConfigError(
             f"the Qdrant collection {name!r} was not made by this version of "
             "`rat ingest`; ingest into a new collection"
+        )
+    if kind_of(metadata) != DOCUMENTS:
+        raise ConfigError(
+            f"the Qdrant collection {name!r} is a thought memory, not documents: search "
+            "it with memory=true, and ingest into another collection"
         )
     if metadata.get("embedding") != embedding_model_id():
         raise ConfigError(

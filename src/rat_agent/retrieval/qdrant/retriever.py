@@ -6,7 +6,7 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 
 from rat_agent.retrieval.qdrant import hybrid
-from rat_agent.retrieval.qdrant.client import check_collection, locked_client
+from rat_agent.retrieval.qdrant.client import documents_for, locked_client
 from rat_agent.retrieval.settings import RetrieverSettings
 
 
@@ -22,5 +22,5 @@ class QdrantRetriever(hybrid.HybridRetriever):
 
 def qdrant_retriever(ctx: RetrieverSettings) -> BaseRetriever:
     with locked_client() as client:
-        check_collection(client, ctx.collection)
-    return QdrantRetriever(collection=ctx.collection, k=ctx.k)
+        collection = documents_for(client, ctx.collection)
+    return QdrantRetriever(collection=collection, k=ctx.k)
