@@ -3,8 +3,9 @@
 langgraph.json names each graph by module ("rat_agent.agent.graph:graph"); Aegra imports a
 graph from a file path. Its own PostgreSQL checkpointer replaces ours (the "checkpointer"
 entry), so that is left out. `--auth module:attribute` names the LangGraph SDK Auth object
-that authenticates every request (scripts/serve.sh passes rat_agent.serve.auth:auth).
-Usage: python scripts/aegra_config.py langgraph.json [--auth module:attribute] > aegra.json
+that authenticates every request (scripts/serve.sh passes rat_agent.serve.auth:auth), and
+`--app module:attribute` the FastAPI app Aegra serves its routes from (rat_agent.serve.app:app).
+Usage: python scripts/aegra_config.py langgraph.json [--auth M:A] [--app M:A] > aegra.json
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("langgraph_json", type=Path)
     parser.add_argument("--auth", default="", help="module:attribute of the Auth object")
+    parser.add_argument("--app", default="", help="module:attribute of the FastAPI app")
     args = parser.parse_args()
     config = json.loads(args.langgraph_json.read_text())
     graphs = {}
@@ -38,6 +40,8 @@ def main() -> None:
     aegra: dict[str, object] = {"graphs": graphs}
     if args.auth:
         aegra["auth"] = {"path": args.auth}
+    if args.app:
+        aegra["http"] = {"app": args.app}
     print(json.dumps(aegra, indent=2))
 
 

@@ -377,9 +377,14 @@ class Context:
         """Reject bad values here, once, so no node has to guard against them."""
         for name, (low, high) in RANGES.items():
             value = getattr(self, name)
+            whole = isinstance(self.__dataclass_fields__[name].default, int)
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise ConfigError(f"{name} must be a number, got {value!r}")
-            if not low <= value <= high:
+            if whole and not isinstance(value, int):
+                if not float(value).is_integer():  # JSON may write 3 as 3.0; 3.5 is no count
+                    raise ConfigError(f"{name} must be a whole number, got {value!r}")
+                setattr(self, name, value := int(value))
+            if not low <= value <= high:  # NaN compares false: refused here too
                 raise ConfigError(f"{name} must be between {low:g} and {high:g}, got {value!r}")
         if 0 < self.evidence_tokens < 50:
             raise ConfigError(

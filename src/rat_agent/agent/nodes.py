@@ -31,6 +31,7 @@ from rat_agent.agent.model import Call, ask
 from rat_agent.agent.remember import check_memory, recall
 from rat_agent.agent.state import REVISE_STEP, Source, SourceKind, State, Step, StepStatus
 from rat_agent.errors import ConfigError, RatError, RetrievalError, UnusableReply
+from rat_agent.limits import check_question
 from rat_agent.retrieval import check_retriever, get_retriever
 from rat_agent.retrieval.settings import EVIDENCE_KEY, EVIDENCE_TOKENS
 from rat_agent.text import shorten
@@ -670,7 +671,7 @@ def question_of(state: State) -> str:
     question = (state.get("question") or "").strip()
     if not question:
         raise ConfigError("the question is empty")
-    return question
+    return check_question(question)
 
 
 def reviewed_drafts(reply: Any, max_steps: int) -> list[str] | None:

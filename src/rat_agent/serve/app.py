@@ -1,0 +1,129 @@
+"""The HTTP app `make serve` gives Aegra (aegra.json's `http.app`): Aegra adds its routes and
+middleware to it, so what this app adds stands in front of every request.
+
+- A request body is at most `limits.REQUEST_BYTES` (413).
+- A body must be JSON that PostgreSQL's jsonb stores: no NaN or infinity, no lone surrogate
+  (422). Aegra writes the body to the database before any graph runs, and such a value
+  made that write, and the request, fail with a 500.
+- A clash on a unique index (an assistant updated to the very context another of the
+  user's assistants has) is a 409 Conflict, not a 500.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+from sqlalchemy.exc import IntegrityError
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from rat_agent.limits import REQUEST_BYTES
+
+_WITH_BODY = {"POST", "PUT", "PATCH"}
+_ERRORS = {409: "conflict", 413: "payload_too_large", 422: "validation_error"}
+
+
+def error_body(status: int, message: str) -> dict[str, Any]:
+    """Aegra's error shape (Agent Protocol), which the LangGraph SDK shows."""
+    return {"error": _ERRORS.get(status, "bad_request"), "message": message, "details": None}
+
+
+class _NotJSONable(ValueError):
+    pass
+
+
+def _reject_constant(name: str) -> Any:
+    raise _NotJSONable(f"the request holds {name}, which JSON does not allow")
+
+
+def _problem(body: bytes) -> str:
+    """Why PostgreSQL could not store this body as JSON, or "" (also for a body that is not
+    JSON at all: the route answers that itself)."""
+    try:
+        value = json.loads(body, parse_constant=_reject_constant)
+    except _NotJSONable as exc:
+        return str(exc)
+    except ValueError:
+        return ""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+        elif isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return "the request holds text that is not valid Unicode (a lone surrogate)"
+    return ""
+
+
+class RequestGuard:
+    """Reads a request's body once (up to the bound), checks it, and hands it on."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int = REQUEST_BYTES) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") not in _WITH_BODY:
+            await self.app(scope, receive, send)
+            return
+        too_large = f"the request is larger than {self.max_bytes:,} bytes"
+        length = dict(scope.get("headers") or []).get(b"content-length", b"")
+        if length.isdigit() and int(length) > self.max_bytes:
+            await _answer(send, 413, too_large)
+            return
+        chunks: list[bytes] = []
+        size, more = 0, True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":  # the client went away
+                return
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            if size > self.max_bytes:
+                await _answer(send, 413, too_large)
+                return
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        if body and (problem := _problem(body)):
+            await _answer(send, 422, problem)
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if replayed:
+                return await receive()  # a disconnect, for a streaming route
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
+
+
+async def _answer(send: Send, status: int, message: str) -> None:
+    response = JSONResponse(error_body(status, message), status_code=status)
+    await send({"type": "http.response.start", "status": status, "headers": response.raw_headers})
+    await send({"type": "http.response.body", "body": response.body})
+
+
+app = FastAPI()
+app.add_middleware(RequestGuard)
+
+
+@app.exception_handler(IntegrityError)
+async def conflict(_request: Request, _exc: IntegrityError) -> JSONResponse:
+    """The database refused a duplicate; nothing was stored."""
+    return JSONResponse(
+        error_body(
+            409,
+            "that would duplicate one of yours (an assistant with the same graph and context, say)",
+        ),
+        status_code=409,
+    )
