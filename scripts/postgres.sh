@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# A throwaway PostgreSQL server for the tests: loopback only, trust auth, data in one folder.
+# A PostgreSQL server in one folder, for the tests and `make serve`: loopback only, and every
+# connection needs the password this script generates (SCRAM), kept in DIR/password (0600).
 #
 #   scripts/postgres.sh install     install Debian's `postgresql` when no server binaries exist
 #   scripts/postgres.sh start DIR   initdb a cluster in DIR (once), start it on 127.0.0.1 at a
 #                                   free port, wait until it accepts connections, print its URL
+#                                   (the superuser's, with its password: keep it private)
 #   scripts/postgres.sh url DIR     print the URL of the running cluster in DIR
 #   scripts/postgres.sh stop DIR    stop it (nothing to do if it is not running)
 #
 # PostgreSQL refuses to run as root, so as root the server runs as the system user $PG_USER
 # (default rattest, created when missing). DIR must be reachable by that user: use a folder
-# under /tmp, not one inside a private (0700) folder. Only the URL goes to stdout.
+# under /tmp, not one inside a private (0700) folder. Only the URL goes to stdout. A cluster
+# made by an earlier version of this script, with trust auth, gets its password at its next
+# start.
 set -euo pipefail
 
 PG_USER="${PG_USER:-rattest}"
@@ -78,6 +82,38 @@ is_running() {  # DIR BIN
     [[ -f "$1/data/postmaster.pid" ]] && as_owner "$2/pg_ctl" status -D "$1/data" >/dev/null 2>&1
 }
 
+# Write stdin to FILE as the cluster's owner, readable by that owner only (runuser's
+# session may reset the umask).
+owner_write() {  # FILE
+    as_owner tee "$1" >/dev/null
+    as_owner chmod 600 "$1"
+}
+
+# 48 hex digits: safe in a URL as it is
+new_password() {
+    od -An -N24 -tx1 /dev/urandom | tr -d ' \n'
+}
+
+# Only the socket in DIR and 127.0.0.1 may connect, and each with the password.
+write_hba() {  # DIR
+    printf '%s\n' "local all all scram-sha-256" "host all all 127.0.0.1/32 scram-sha-256" \
+        | as_owner tee "$1/data/pg_hba.conf" >/dev/null
+}
+
+# A cluster from before passwords (trust auth): set one while trust still lets us in.
+add_password() {  # DIR BIN USER PORT
+    local pw psql
+    pw="$(new_password)"
+    psql="$2/psql"
+    [[ -x "$psql" ]] || psql="$(command -v psql)" || die "psql is missing: install postgresql-client"
+    as_owner "$psql" -X -q -h "$1/sock" -p "$4" -U "$3" -d postgres \
+        -c "ALTER ROLE \"$3\" PASSWORD '$pw'" >&2 || die "could not set the password of $3"
+    echo "$pw" | owner_write "$1/password"
+    write_hba "$1"
+    as_owner "$2/pg_ctl" reload -D "$1/data" -s >&2
+    log "the cluster in $1 now takes connections with its password only"
+}
+
 start() {
     local dir="$1" bin port user attempt
     bin="$(install_server)"
@@ -87,36 +123,43 @@ start() {
         id -u "$PG_USER" >/dev/null 2>&1 || useradd --system --no-create-home \
             --shell /usr/sbin/nologin "$PG_USER" || die "cannot create user $PG_USER"
         chown "$PG_USER" "$dir"
-        chmod 700 "$dir"
         as_owner test -w "$dir" || die "$dir is not reachable by user $PG_USER (a parent" \
             "folder is private): use a folder under /tmp"
     fi
-    if is_running "$dir" "$bin" && [[ -f "$dir/url" ]]; then
+    chmod 700 "$dir"
+    user="$(owner_name)"
+    if is_running "$dir" "$bin" && [[ -f "$dir/url" && -f "$dir/password" ]]; then
         cat "$dir/url"
         return 0
     fi
-    user="$(owner_name)"
     if [[ ! -f "$dir/data/PG_VERSION" ]]; then
         rm -rf "$dir/data"
+        new_password | owner_write "$dir/password"
         as_owner "$bin/initdb" -D "$dir/data" -U "$user" -E UTF8 --locale=C --no-sync \
-            --auth-local=trust --auth-host=reject >"$dir/initdb.log" 2>&1 \
-            || die "initdb failed: $(tail -n 5 "$dir/initdb.log")"
-        # trust, but only for the socket in DIR and for 127.0.0.1; nothing else may connect
-        printf '%s\n' "local all all trust" "host all all 127.0.0.1/32 trust" \
-            | as_owner tee "$dir/data/pg_hba.conf" >/dev/null
+            --auth-local=scram-sha-256 --auth-host=scram-sha-256 --pwfile="$dir/password" \
+            >"$dir/initdb.log" 2>&1 || die "initdb failed: $(tail -n 5 "$dir/initdb.log")"
+        write_hba "$dir"
     fi
     as_owner mkdir -p "$dir/sock"
     for attempt in 1 2 3 4 5; do
-        port="$(free_port)"
-        if as_owner "$bin/pg_ctl" start -D "$dir/data" -l "$dir/server.log" -w -t 60 -s \
-            -o "-c listen_addresses=127.0.0.1 -p $port -k '$dir/sock' -c max_connections=200" \
-            >&2; then
-            echo "postgresql://$user@127.0.0.1:$port/postgres" | as_owner tee "$dir/url"
-            return 0
+        if is_running "$dir" "$bin"; then  # an old cluster, running without a password yet
+            port="$(sed -n 4p "$dir/data/postmaster.pid")"
+        else
+            port="$(free_port)"
+            if ! as_owner "$bin/pg_ctl" start -D "$dir/data" -l "$dir/server.log" -w -t 60 -s \
+                -o "-c listen_addresses=127.0.0.1 -p $port -k '$dir/sock' -c max_connections=200" \
+                >&2; then
+                grep -q "could not bind\|already in use" "$dir/server.log" 2>/dev/null \
+                    || die "the server did not start: $(tail -n 5 "$dir/server.log" 2>/dev/null)"
+                log "port $port was taken (attempt $attempt); trying another"
+                continue
+            fi
         fi
-        grep -q "could not bind\|already in use" "$dir/server.log" 2>/dev/null \
-            || die "the server did not start: $(tail -n 5 "$dir/server.log" 2>/dev/null)"
-        log "port $port was taken (attempt $attempt); trying another"
+        [[ -f "$dir/password" ]] || add_password "$dir" "$bin" "$user" "$port"
+        echo "postgresql://$user:$(cat "$dir/password")@127.0.0.1:$port/postgres" \
+            | owner_write "$dir/url"
+        cat "$dir/url"
+        return 0
     done
     die "no free port found"
 }

@@ -14,6 +14,8 @@
 # (scripts/postgres.sh), Redis's files, aegra.json (made from langgraph.json), each worker's
 # pid, port and log. Worker I listens on $RAT_SERVE_HOST (default 127.0.0.1) at
 # $RAT_SERVE_PORT + I (default 2026 + I; RAT_SERVE_PORT=0: each worker on a free port).
+# RAT_SERVE_RUNNERS=K: only workers 0..K-1 run runs, the others serve the API and queue
+# (K=1 lets users' collections live in embedded Qdrant, which one process opens).
 #
 # Auth: with the key file of `rat serve-keys` present ($RAT_SERVE_KEYS, default in the data
 # folder), every request needs a key and sees only its user's threads (rat_agent/serve/auth.py);
@@ -21,8 +23,14 @@
 # refused on any address but loopback. With auth on, the context's import paths (models,
 # retrievers) may name only the modules in $RAT_IMPORTS (comma-separated; none by default).
 # The workers see the environment this script is started with: RAT_* settings, QDRANT_URL,
-# provider keys. Installs Debian's redis-server and postgresql as root when they are missing.
+# provider keys; never a model hub (HF_HUB_OFFLINE=1 unless set). Installs Debian's
+# redis-server and postgresql as root when they are missing.
+#
+# Trust no other local user: PostgreSQL and Redis take connections only with the passwords
+# generated here (PostgreSQL's workers connect as a role that is not a superuser), and every
+# file in $RAT_SERVE_DIR and the data folder is readable by its owner only.
 set -euo pipefail
+umask 077
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 DIR="${RAT_SERVE_DIR:-/tmp/rat-serve-$(id -un)}"
@@ -30,6 +38,7 @@ BASE_PORT="${RAT_SERVE_PORT:-2026}"
 PY="${RAT_SERVE_PYTHON:-$ROOT/.venv/bin/python}"
 START_TIMEOUT_S="${RAT_SERVE_START_TIMEOUT:-120}"
 AUTH_PATH="rat_agent.serve.auth:auth"
+APP_PATH="rat_agent.serve.app:app"  # bounds on requests, and 4xx for what the database refuses
 
 die() { echo "serve.sh: $*" >&2; exit 1; }
 log() { echo "serve.sh: $*" >&2; }
@@ -64,34 +73,51 @@ install_redis() {
         || die "apt-get install redis-server failed"
 }
 
-start_redis() {
-    mkdir -p "$DIR/redis"
-    if alive "$DIR/redis/pid" && [[ -f "$DIR/redis/url" ]]; then return 0; fi
-    install_redis
-    local port
-    port="$(free_port)"
-    # no persistence: the queue holds run ids only; runs themselves are rows in PostgreSQL,
-    # and the lease reaper re-queues any run whose worker is gone
-    redis-server --bind 127.0.0.1 --port "$port" --save "" --appendonly no --daemonize yes \
-        --dir "$DIR/redis" --pidfile "$DIR/redis/pid" --logfile "$DIR/redis/log" >&2
-    for _ in $(seq 50); do
-        redis-cli -p "$port" ping >/dev/null 2>&1 && break
-        sleep 0.1
-    done
-    redis-cli -p "$port" ping >/dev/null 2>&1 || die "Redis did not start: $(tail -n 3 "$DIR/redis/log")"
-    echo "redis://127.0.0.1:$port/0" >"$DIR/redis/url"
+new_password() {
+    od -An -N24 -tx1 /dev/urandom | tr -d ' \n'
 }
 
+start_redis() {
+    local port pw
+    mkdir -p "$DIR/redis"
+    if alive "$DIR/redis/pid" && [[ -f "$DIR/redis/url" && -f "$DIR/redis/password" ]]; then
+        return 0
+    fi
+    if alive "$DIR/redis/pid"; then  # started by an earlier version, with no password
+        kill "$(cat "$DIR/redis/pid")" 2>/dev/null || true
+        for _ in $(seq 50); do alive "$DIR/redis/pid" || break; sleep 0.1; done
+    fi
+    install_redis
+    port="$(free_port)"
+    pw="$(new_password)"
+    echo "$pw" >"$DIR/redis/password"
+    # The password goes in a private config file, not on the command line, which any local
+    # user could read in the process list. No persistence: the queue holds run ids only;
+    # runs themselves are rows in PostgreSQL, and the lease reaper re-queues any run whose
+    # worker is gone.
+    printf '%s\n' "bind 127.0.0.1" "port $port" "requirepass $pw" "protected-mode yes" \
+        'save ""' "appendonly no" "daemonize yes" "dir $DIR/redis" "pidfile $DIR/redis/pid" \
+        "logfile $DIR/redis/log" >"$DIR/redis/redis.conf"
+    redis-server "$DIR/redis/redis.conf" >&2
+    for _ in $(seq 50); do
+        REDISCLI_AUTH="$pw" redis-cli -p "$port" ping >/dev/null 2>&1 && break
+        sleep 0.1
+    done
+    REDISCLI_AUTH="$pw" redis-cli -p "$port" ping >/dev/null 2>&1 \
+        || die "Redis did not start: $(tail -n 3 "$DIR/redis/log")"
+    echo "redis://:$pw@127.0.0.1:$port/0" >"$DIR/redis/url"
+}
+
+# The workers' role owns the aegra database and nothing else: no superuser, no new
+# databases or roles. A database from an earlier version (owned by the superuser) is
+# handed over to it.
 start_postgres() {
-    local url
+    local url rest
     url="$(bash "$ROOT/scripts/postgres.sh" start "$DIR/pg")"
-    "$PY" - "$url" <<'EOF' >&2
-import sys, psycopg
-with psycopg.connect(sys.argv[1], autocommit=True) as conn:
-    if not conn.execute("SELECT 1 FROM pg_database WHERE datname = 'aegra'").fetchone():
-        conn.execute("CREATE DATABASE aegra")
-EOF
-    echo "${url%/postgres}/aegra" >"$DIR/database_url"
+    [[ -f "$DIR/aegra_password" ]] || new_password >"$DIR/aegra_password"
+    "$PY" "$ROOT/scripts/aegra_database.py" "$url" "$DIR/aegra_password" >&2
+    rest="${url#postgresql://*@}"
+    echo "postgresql://aegra:$(cat "$DIR/aegra_password")@${rest%/postgres}/aegra" >"$DIR/database_url"
 }
 
 loopback() { [[ "$1" == 127.* || "$1" == ::1 || "$1" == localhost ]]; }
@@ -113,11 +139,17 @@ configure() {
     mkdir -p "$DIR"
     echo "$host" >"$DIR/host"
     echo "$keys" >"$DIR/keys"
+    # Embedded Qdrant opens in one process only: RAT_SERVE_RUNNERS=1 lets worker 0 alone run
+    # runs (and hold users' collections), the others serving the API and queueing for it.
+    local runners="${RAT_SERVE_RUNNERS:-0}"
+    [[ "$runners" =~ ^[0-9]+$ ]] || die "RAT_SERVE_RUNNERS must be a number of workers, not '$runners'"
+    echo "$runners" >"$DIR/runners"
     # Users name models and retrievers by import path, and loading one calls it: with many
     # users, only the modules RAT_IMPORTS lists (none unless set).
     rm -f "$DIR/imports"
     [[ "$mode" == keys ]] && echo "${RAT_IMPORTS-}" >"$DIR/imports"
-    "$PY" "$ROOT/scripts/aegra_config.py" "$ROOT/langgraph.json" "${auth[@]}" >"$DIR/aegra.json.tmp"
+    "$PY" "$ROOT/scripts/aegra_config.py" "$ROOT/langgraph.json" --app "$APP_PATH" "${auth[@]}" \
+        >"$DIR/aegra.json.tmp"
     mv "$DIR/aegra.json.tmp" "$DIR/aegra.json"
     if [[ "$mode" == keys ]]; then log "auth on: keys from $keys"; else log "auth off: all requests are one user"; fi
 }
@@ -157,7 +189,7 @@ check_auth() {  # I PORT
 }
 
 start_worker() {  # I [MIGRATE]
-    local i="$1" migrate="${2:-false}" w="$DIR/worker-$1" port
+    local i="$1" migrate="${2:-false}" w="$DIR/worker-$1" port runners
     mkdir -p "$w"
     if alive "$w/pid"; then
         # a worker started before the first key was made would go on serving without auth
@@ -176,6 +208,9 @@ start_worker() {  # I [MIGRATE]
     (
         cd "$w"
         if [[ -f "$DIR/imports" ]]; then export RAT_IMPORTS="$(cat "$DIR/imports")"; fi
+        export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}" TRANSFORMERS_OFFLINE="${TRANSFORMERS_OFFLINE:-1}"
+        runners="$(cat "$DIR/runners" 2>/dev/null || echo 0)"
+        if ((runners > 0 && i >= runners)); then export WORKER_COUNT=0; fi
         DATABASE_URL="$(cat "$DIR/database_url")" REDIS_BROKER_ENABLED=true \
             REDIS_URL="$(cat "$DIR/redis/url")" AEGRA_CONFIG="$DIR/aegra.json" \
             HOST="$(cat "$DIR/host")" RAT_SERVE_KEYS="$(cat "$DIR/keys")" PORT="$port" \
@@ -194,12 +229,24 @@ start_worker() {  # I [MIGRATE]
     echo "http://$(reach):$port"
 }
 
+# Files an earlier version made readable by every local user, made private; so is the data
+# folder (checkpoints, embedded Qdrant, the key file).
+private() {
+    local data
+    find "$DIR" -mindepth 1 -maxdepth 1 ! -name pg -exec chmod -R go-rwx {} +
+    data="$("$PY" -c 'from rat_agent.paths import data_dir; print(data_dir())')"
+    chmod -R go-rwx "$data"
+}
+
 start() {
     local n="${1:-2}" i
     [[ "$n" =~ ^[1-9][0-9]*$ ]] || die "the number of workers must be a positive integer"
     "$PY" -c "import aegra_api" 2>/dev/null || die "aegra-api is not installed: run make install-serve"
     configure
-    chmod 755 "$DIR"  # the PostgreSQL user must reach $DIR/pg
+    # Private, but for PostgreSQL's own user (root runs the server as another) to reach
+    # $DIR/pg, which is its own and private: others may pass through $DIR, not list it.
+    chmod 711 "$DIR"
+    private
     start_postgres
     start_redis
     start_worker 0 true  # the first one sets up the tables; the others wait for it
@@ -226,8 +273,7 @@ stop() {
     local w
     for w in "$DIR"/worker-*; do [[ -d "$w" ]] && stop_worker "${w##*-}"; done
     if alive "$DIR/redis/pid"; then
-        redis-cli -u "$(cat "$DIR/redis/url")" shutdown nosave >/dev/null 2>&1 \
-            || kill "$(cat "$DIR/redis/pid")" 2>/dev/null || true
+        kill "$(cat "$DIR/redis/pid")" 2>/dev/null || true  # SIGTERM: Redis shuts down
     fi
     [[ -d "$DIR/pg" ]] && bash "$ROOT/scripts/postgres.sh" stop "$DIR/pg"
     return 0

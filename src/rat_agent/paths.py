@@ -15,14 +15,15 @@ def cache_dir() -> Path:
 
 
 def data_dir() -> Path:
-    """What the user would miss if deleted: checkpointed runs. `RAT_DATA_DIR` overrides."""
-    return _folder("RAT_DATA_DIR", platformdirs.user_data_dir("rat-agent"))
+    """What the user would miss if deleted: checkpointed runs, collections, thoughts, keys;
+    made readable by its owner only. `RAT_DATA_DIR` overrides."""
+    return _folder("RAT_DATA_DIR", platformdirs.user_data_dir("rat-agent"), mode=0o700)
 
 
-def _folder(variable: str, default: str) -> Path:
+def _folder(variable: str, default: str, mode: int = 0o777) -> Path:
     path = Path(os.environ.get(variable) or default)
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        path.mkdir(parents=True, exist_ok=True, mode=mode)
     except OSError as exc:  # a file in the way, no permission, a read-only disk
         why = "it is a file" if path.is_file() else (exc.strerror or str(exc))
         raise ConfigError(f"cannot use {path} as the {variable} folder: {why}") from exc
