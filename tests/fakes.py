@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun, CallbackManagerForRetrieverRun
@@ -187,9 +188,25 @@ def tagged_model(temperature: float = 0.0) -> ScriptedModel:
             return f"answer for {tag}"
         if kind == "goal":  # asked where plan repair runs: on the Minecraft corpus
             return tag
+        if kind == "thought":  # memory=true
+            return f"CONFIDENT: 1\nTHOUGHT: To get {tag}, first gather what it needs, then make it."
         raise AssertionError(kind)
 
     return ScriptedModel(respond=respond, calls=[])
+
+
+@contextmanager
+def as_served(user: str) -> Iterator[None]:
+    """Code in this block runs as part of a run a server made for authenticated `user`, as
+    Aegra and LangGraph's server set it in the run's config."""
+    from langchain_core.runnables.config import var_child_runnable_config
+
+    auth_user = {"identity": user, "is_authenticated": True}
+    token = var_child_runnable_config.set({"configurable": {"langgraph_auth_user": auth_user}})
+    try:
+        yield
+    finally:
+        var_child_runnable_config.reset(token)
 
 
 def slow_tagged_model(temperature: float = 0.0) -> ScriptedModel:

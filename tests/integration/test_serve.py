@@ -9,6 +9,7 @@ carol; every client below is alice's unless it says otherwise.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import subprocess
@@ -525,3 +526,137 @@ def test_workers_started_open_take_up_auth_when_started_again_after_the_first_ke
         assert run(get_client(url=again, api_key=key).threads.search()) == []
     finally:
         _serve(folder, "stop", env=env)
+
+
+async def _run_error(client: LangGraphClient, context: dict[str, Any]) -> str:
+    """The message a run with `context` fails with."""
+    thread = await client.threads.create()
+    with pytest.raises(Exception) as caught:  # the SDK raises a run's error bare
+        await client.runs.wait(
+            thread["thread_id"], "rat", input={"question": "How do I make Q-600?"}, context=context
+        )
+    return str(caught.value)
+
+
+def test_a_runs_context_imports_nothing_unlisted_and_stops_no_worker(served: Served) -> None:
+    """Finding `this.x` imports `this`; importing `lib2to3.__main__` calls sys.exit. Neither
+    happens: the allow-list is checked before any name is looked up. Nor is a model read from
+    a path of the server or a hub."""
+    pids = [served.pid(0), served.pid(1)]
+
+    async def go() -> None:
+        alice = served.client(0)
+        for model in ("this.x:y", "lib2to3.__main__.x:y"):
+            why = await _run_error(alice, {**CONTEXT, "model": model})
+            assert "this server loads no module outside RAT_IMPORTS (fakes)" in why, why
+        why = await _run_error(alice, {**CONTEXT, "retriever": "this.x:y"})
+        assert "RAT_IMPORTS" in why
+        probes = [
+            await _run_error(alice, {**CONTEXT, "model": f"huggingface:{path}"})
+            for path in ("/etc", "/nonexistent")
+        ]
+        assert "no 'huggingface' models" in probes[0]
+        assert probes[0].replace("/etc", "P") == probes[1].replace("/nonexistent", "P")
+        thread = await alice.threads.create()
+        done = await alice.runs.wait(
+            thread["thread_id"], "rat", input={"question": "How do I make Q-601?"}, context=CONTEXT
+        )
+        assert isinstance(done, dict) and len(done["steps"]) == 2
+
+    run(go())
+    assert [served.pid(0), served.pid(1)] == pids  # both workers still the same processes
+    logs = "".join(p.read_text(errors="replace") for p in Path(served.folder).glob("worker-*/log"))
+    assert "Beautiful is better than ugly" not in logs  # `this` was never imported
+    for pid in pids:  # and no worker may reach a model hub
+        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        assert b"HF_HUB_OFFLINE=1" in environ
+
+
+def test_requests_past_the_bounds_or_that_the_database_cannot_store_get_a_4xx(
+    served: Served,
+) -> None:
+    import time
+
+    async def go() -> None:
+        alice = served.client(1)
+        thread = (await alice.threads.create())["thread_id"]
+        url = f"{served.urls[1]}/threads/{thread}/runs/wait"
+        headers = {"x-api-key": served.keys["alice"], "content-type": "application/json"}
+        async with httpx.AsyncClient(timeout=60) as http:
+
+            async def post(body: str | bytes) -> httpx.Response:
+                return await http.post(url, content=body, headers=headers)
+
+            nan = await post(
+                '{"assistant_id": "rat", "input": {"question": "Q-602"}, "context": {"k": NaN}}'
+            )
+            assert nan.status_code == 422 and "NaN" in nan.json()["message"]
+            lone = await post('{"assistant_id": "rat", "input": {"question": "Q-603 \\ud800"}}')
+            assert lone.status_code == 422 and "surrogate" in lone.json()["message"]
+            started = time.monotonic()
+            huge = await post(
+                json.dumps({"assistant_id": "rat", "input": {"question": "x" * 10_000_000}})
+            )
+            assert huge.status_code == 413 and time.monotonic() - started < 10
+        long_question = "How do I make Q-604? " + "x" * 20_000
+        for attempt in (
+            lambda: alice.runs.wait(
+                thread, "rat", input={"question": long_question}, context=CONTEXT
+            ),
+            lambda: alice.runs.wait(
+                thread, "ingest", input={"paths": ["https://example.org/"] * 101, "collection": "c"}
+            ),
+            lambda: alice.runs.wait(
+                thread,
+                "rat",
+                input={"question": "Q-605"},
+                context={**CONTEXT, "model": "m" * 20_000},
+            ),
+        ):
+            with pytest.raises(httpx.HTTPStatusError) as caught:
+                await attempt()
+            assert caught.value.response.status_code == 413, caught.value
+        assert "k must be a whole number" in await _run_error(alice, {**CONTEXT, "k": 3.5})
+        # an assistant updated to the context another of hers has: a conflict, not a 500
+        tag = f"Q-606-{time.time_ns()}"
+        first = await alice.assistants.create("rat", context={**CONTEXT, "tag": tag})
+        second = await alice.assistants.create("rat", context={**CONTEXT, "tag": tag + "b"})
+        with pytest.raises(httpx.HTTPStatusError) as clash:
+            await alice.assistants.update(second["assistant_id"], context=first["context"])
+        assert clash.value.response.status_code == 409
+
+    run(go())
+
+
+def test_the_stores_take_only_their_passwords_and_the_files_are_private(served: Served) -> None:
+    import stat
+    from urllib.parse import urlsplit, urlunsplit
+
+    import psycopg
+    import redis
+
+    folder = Path(served.folder)
+    database = (folder / "database_url").read_text().strip()
+    parts = urlsplit(database)
+    bare = urlunsplit(parts._replace(netloc=f"{parts.username}@{parts.hostname}:{parts.port}"))
+    with pytest.raises(psycopg.OperationalError, match="password"):
+        psycopg.connect(bare, connect_timeout=5).close()
+    with psycopg.connect(database) as conn:  # the workers' role: their database, no more
+        row = conn.execute(
+            "SELECT rolsuper, rolcreatedb, rolcreaterole FROM pg_roles WHERE rolname = current_user"
+        ).fetchone()
+        assert row == (False, False, False)
+    queue = (folder / "redis" / "url").read_text().strip()
+    port = urlsplit(queue).port
+    with pytest.raises(redis.exceptions.AuthenticationError):
+        redis.Redis(host="127.0.0.1", port=port).ping()
+    assert redis.Redis.from_url(queue).ping()
+
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o711  # PostgreSQL's user passes through
+    assert stat.S_IMODE((folder / "pg").stat().st_mode) == 0o700
+    exposed = [
+        str(path)
+        for path in folder.rglob("*")
+        if not path.is_relative_to(folder / "pg") and path.stat().st_mode & 0o077
+    ]
+    assert exposed == []

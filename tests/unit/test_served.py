@@ -1,0 +1,291 @@
+"""What a served user's run may reach (a server with keys, `make serve`): no module outside
+RAT_IMPORTS, no provider that reads the server's files or a hub, no collection of another
+user's, no path of the server in an error, and no input past the bounds. Real embedded
+Qdrant and the real embedder; the run's user is set as the servers set it (fakes.as_served).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+from fakes import as_served, plan_model
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+from langgraph_sdk import Auth
+
+from rat_agent import ConfigError, RetrievalError, retrieval
+from rat_agent.agent.context import Context
+from rat_agent.agent.graph import build_graph
+from rat_agent.ingest import pipeline
+from rat_agent.limits import QUESTION_CHARS, TooLarge, check_context, check_ingest
+from rat_agent.memory.store import Memory, embed
+from rat_agent.memory.thought import Thought
+from rat_agent.providers import chat, imports
+from rat_agent.retrieval.qdrant import client as qdrant
+from rat_agent.serve import auth
+from rat_agent.served import HIDDEN_PATH, own_collection
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAT_DATA_DIR", str(tmp_path / "data"))
+    retrieval.clear_cache()
+    yield
+    qdrant.close_clients()
+
+
+def _retriever(collection: str) -> BaseRetriever:
+    return retrieval.get_retriever(Context(retriever="qdrant", collection=collection, k=3))
+
+
+def _sources(collection: str, query: str) -> set[str]:
+    return {str(d.metadata["source"]) for d in _retriever(collection).invoke(query)}
+
+
+# --- 1. import paths ----------------------------------------------------------------------
+
+
+def test_a_served_run_looks_up_no_module_outside_the_list(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Finding `this.x` would import `this` (it prints the Zen of Python): refused first."""
+    monkeypatch.delenv("RAT_IMPORTS", raising=False)
+    sys.modules.pop("this", None)
+    with as_served("bob"):
+        for name in ("this.x:y", "this:y"):
+            with pytest.raises(ConfigError, match="RAT_IMPORTS"):
+                chat.get_chat_model(name)
+            with pytest.raises(ConfigError, match="RAT_IMPORTS"):
+                retrieval.check_retriever(Context(retriever=name))
+        with pytest.raises(ConfigError, match="RAT_IMPORTS"):
+            retrieval.get_retriever(Context(retriever="fakes:make_retriever"))
+    assert "this" not in sys.modules
+    # what the operator built on their own is no pass for a served run
+    assert isinstance(chat.get_chat_model("fakes:make_model"), chat.BaseChatModel)
+    with as_served("bob"), pytest.raises(ConfigError, match="RAT_IMPORTS"):
+        chat.get_chat_model("fakes:make_model")
+
+
+def test_a_module_that_exits_on_import_is_an_error_not_the_end_of_the_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "exits_now.py").write_text("import sys\nsys.exit(2)\n")
+    (tmp_path / "exits_later.py").write_text("import sys\n\ndef build():\n    sys.exit(3)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delenv("RAT_IMPORTS", raising=False)  # one's own machine: any module
+    with pytest.raises(ConfigError, match="SystemExit"):
+        chat.get_chat_model("exits_now.inner:model")  # finding it imports exits_now
+    with pytest.raises(ConfigError, match="SystemExit"):
+        imports.load("exits_now:model", BaseRetriever, "retriever")
+    with pytest.raises(ConfigError, match="SystemExit"):
+        imports.load("exits_later:build", BaseRetriever, "retriever")
+
+
+# --- 4. providers -------------------------------------------------------------------------
+
+
+def test_a_served_run_names_no_provider_that_loads_files_or_hub_models(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("RAT_PROVIDERS", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-000000")
+    errors = []
+    with as_served("bob"):
+        for path in ("/etc", "/nonexistent", "sentence-transformers/all-MiniLM-L6-v2"):
+            with pytest.raises(ConfigError) as caught:
+                chat.get_chat_model(f"huggingface:{path}")
+            errors.append(str(caught.value).replace(path, "PATH"))
+        assert chat.get_chat_model("openai:gpt-4o-mini") is not None  # a hosted API: offered
+    assert len(set(errors)) == 1 and "no 'huggingface' models" in errors[0]  # nothing probed
+    assert chat.provider_allowed("huggingface")  # one's own machine
+    monkeypatch.setenv("RAT_PROVIDERS", "huggingface, openai")
+    with as_served("bob"):
+        assert chat.provider_allowed("huggingface") and not chat.provider_allowed("anthropic")
+
+
+# --- 3. errors ----------------------------------------------------------------------------
+
+
+def test_an_error_in_a_served_run_names_no_path_of_the_server() -> None:
+    text = "cannot open /srv/rat/data/qdrant/collection/x: see https://example.org/a/b and/or"
+    with as_served("bob"):
+        shown = str(ConfigError(text))
+    assert shown == f"cannot open {HIDDEN_PATH}: see https://example.org/a/b and/or"
+    assert str(ConfigError(text)) == text  # the owner, on their own machine, sees it all
+
+
+def test_an_unknown_collection_names_no_other_collection_to_a_served_user(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "a.md").write_text("Alpha notes.\n")
+    pipeline.ingest([str(tmp_path / "a.md")], collection="private-plans")
+    with pytest.raises(ConfigError) as mine:
+        _retriever("nope")
+    assert "private-plans" in str(mine.value)  # the CLI lists them, for its owner
+    with as_served("bob"), pytest.raises(ConfigError) as theirs:
+        _retriever("nope")
+    assert str(theirs.value) == (
+        "there is no collection 'nope' of yours or shared on this server: fill one with the "
+        "ingest graph"
+    )
+
+
+def test_a_qdrant_url_is_shown_without_its_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("QDRANT_URL", "https://ops:hunter2hunter2@qdrant.internal:6333/?key=zz")
+    assert qdrant.shown_location() == "https://qdrant.internal:6333/"
+
+
+# --- 2. collections and memories ----------------------------------------------------------
+
+
+def test_each_served_user_reads_their_own_collections_and_the_shared_ones(
+    tmp_path: Path,
+) -> None:
+    for name, text in (
+        ("handbook.md", "The handbook: expenses are filed by the fifth of each month."),
+        ("alice.md", "Alice's plan: the launch moves to the fifth of May."),
+        ("bob.md", "Bob's plan: the budget review moves to the fifth of June."),
+    ):
+        (tmp_path / name).write_text(text + "\n")
+    pipeline.ingest([str(tmp_path / "handbook.md")], collection="handbook")  # the operator's
+    with as_served("alice"):
+        pipeline.ingest([str(tmp_path / "alice.md")], collection=own_collection("notes", "alice"))
+    with as_served("bob"):
+        pipeline.ingest([str(tmp_path / "bob.md")], collection=own_collection("notes", "bob"))
+
+    query = "what moves to the fifth"
+    alice_doc, bob_doc = str(tmp_path / "alice.md"), str(tmp_path / "bob.md")
+    with as_served("alice"):
+        assert _sources("notes", query) == {alice_doc}
+        assert _sources("handbook", query) == {str(tmp_path / "handbook.md")}
+    with as_served("bob"):
+        assert _sources("notes", query) == {bob_doc}
+        assert _sources("handbook", query) == {str(tmp_path / "handbook.md")}
+        for name in (own_collection("notes", "alice"), "notes--alice"):
+            with pytest.raises(ConfigError, match="of yours or shared"):
+                _retriever(name)
+        # nor may bob write into alice's collection, or the operator's
+        for name in (own_collection("notes", "alice"), "handbook"):
+            with pytest.raises(ConfigError, match="of yours or shared"):
+                pipeline.ingest([bob_doc], collection=name)
+    with as_served("alice"):
+        assert _sources("notes", query) == {alice_doc}  # as she left it
+
+
+def _store_thought(memory: Memory, text: str) -> Thought:
+    thought = Thought(text=text, question="How is iron made?", origins=(), level=2.0)
+    memory.add(thought, embed([text])[0])
+    return thought
+
+
+def test_a_thought_memory_is_reached_only_through_the_memory(tmp_path: Path) -> None:
+    with as_served("alice"):
+        name = own_collection("thoughts", "alice")
+        stored = _store_thought(Memory(name), "Iron comes from smelting raw iron in a furnace.")
+    (tmp_path / "b.md").write_text("Bob writes this into her memory.\n")
+    for user in ("", "alice", "bob"):
+        with as_served(user) if user else contextlib.nullcontext():
+            with pytest.raises(ConfigError, match=r"thought memory|of yours or shared"):
+                _retriever(name)
+            with pytest.raises(ConfigError, match=r"thought memory|of yours or shared"):
+                pipeline.ingest([str(tmp_path / "b.md")], collection=name)
+    with as_served("bob"), pytest.raises(ConfigError, match="not your thought memory"):
+        Memory(name).all()
+    with as_served("alice"):
+        assert [t.id for t in Memory(name).all()] == [stored.id]
+
+
+def test_a_point_that_is_not_a_thought_is_a_typed_error() -> None:
+    memory = Memory("thoughts")
+    stored = _store_thought(memory, "Sticks are made from planks.")
+    client, lock = qdrant.get_client()
+    with lock:  # a chunk's payload, as an ingest into the memory wrote before it was refused
+        client.overwrite_payload(
+            "thoughts", {"metadata": {"source": "x.md", "chunk": 1}}, points=[stored.id]
+        )
+    with pytest.raises(RetrievalError, match="not a thought"):
+        memory.all()
+
+
+# --- 6. and 7. bounds and inputs ----------------------------------------------------------
+
+
+def test_settings_that_are_no_numbers_are_refused_up_front() -> None:
+    with pytest.raises(ConfigError, match="k must be a whole number"):
+        Context(k=3.5)  # type: ignore[arg-type]
+    assert Context(k=3.0).k == 3 and isinstance(Context(k=3.0).k, int)  # type: ignore[arg-type]
+    for value in (math.nan, math.inf):
+        with pytest.raises(ConfigError, match="temperature"):
+            Context(temperature=value)
+    for name in ("..", ".hidden", "a\\b"):
+        with pytest.raises(ConfigError, match="cannot be used"):
+            Context(collection=name)
+
+
+def test_a_question_past_the_bound_or_not_unicode_fails_before_any_model_call() -> None:
+    llm = plan_model("STEP 1: one")
+    graph = build_graph(llm=llm, retriever=_ListOfOne())
+    for question, why in (("x" * (QUESTION_CHARS + 1), "at most"), ("bad \ud800", "surrogate")):
+        with pytest.raises(ConfigError, match=why):
+            graph.invoke({"question": question})
+    assert llm.calls == []
+
+
+class _ListOfOne(BaseRetriever):
+    def _get_relevant_documents(self, query: str, *, run_manager: object) -> list[Document]:
+        return [Document(page_content="x", metadata={"title": "x", "source": "x"})]
+
+
+def test_the_servers_handler_refuses_requests_past_the_bounds() -> None:
+    def refused(value: dict[str, object]) -> int:
+        with pytest.raises(Auth.exceptions.HTTPException) as caught:
+            auth.check_request(value)
+        return caught.value.status_code
+
+    assert refused({"input": {"question": "x" * (QUESTION_CHARS + 1)}}) == 413
+    assert refused({"input": {"paths": ["http://a.example/"] * 101}}) == 413
+    assert refused({"kwargs": {"context": {"model": "m" * 20_000}}}) == 413
+    assert refused({"config": {"configurable": {"k": math.nan}}}) == 422
+    auth.check_request({"input": {"question": "How?"}, "context": {"k": 3}})  # passes
+    with pytest.raises(TooLarge):
+        check_ingest(["x" * 5000])
+    check_context({"k": 3, "model": "local"})
+
+
+def test_the_server_app_refuses_bodies_postgres_cannot_store_or_past_the_bound() -> None:
+    from sqlalchemy.exc import IntegrityError
+    from starlette.types import Receive, Scope, Send
+
+    from rat_agent.serve.app import RequestGuard, conflict
+
+    seen: list[bytes] = []
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        seen.append((await receive())["body"])
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    guarded = RequestGuard(app, max_bytes=1000)
+
+    async def post(body: bytes) -> httpx.Response:
+        transport = httpx.ASGITransport(app=guarded)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as http:
+            return await http.post("/runs", content=body)
+
+    ok = asyncio.run(post(b'{"input": {"question": "How?"}}'))
+    assert ok.status_code == 200 and seen == [b'{"input": {"question": "How?"}}']
+    too_big = asyncio.run(post(b'{"q": "' + b"x" * 2000 + b'"}'))
+    assert too_big.status_code == 413 and "larger than 1,000 bytes" in too_big.json()["message"]
+    nan = asyncio.run(post(b'{"context": {"k": NaN}}'))
+    assert nan.status_code == 422 and "NaN" in nan.json()["message"]
+    lone = asyncio.run(post(b'{"input": {"question": "x\\ud800"}}'))
+    assert lone.status_code == 422 and "surrogate" in lone.json()["message"]
+    assert len(seen) == 1  # none of the refused ones reached the app
+    answered = asyncio.run(conflict(None, IntegrityError("UPDATE", {}, Exception("dup"))))  # type: ignore[arg-type]
+    assert answered.status_code == 409
