@@ -31,13 +31,7 @@ from rat_agent.retrieval.qdrant import client as qdrant
 from rat_agent.serve import auth
 from rat_agent.served import HIDDEN_PATH, own_collection
 
-
-@pytest.fixture(autouse=True)
-def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("RAT_DATA_DIR", str(tmp_path / "data"))
-    retrieval.clear_cache()
-    yield
-    qdrant.close_clients()
+pytestmark = pytest.mark.usefixtures("fresh_data")  # conftest.py
 
 
 def _retriever(collection: str) -> BaseRetriever:

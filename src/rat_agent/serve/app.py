@@ -119,7 +119,7 @@ app.add_middleware(RequestGuard)
 
 @app.exception_handler(IntegrityError)
 async def conflict(_request: Request, _exc: IntegrityError) -> JSONResponse:
-    """The database refused a duplicate; nothing was stored."""
+    """The database refused a duplicate: the request's change was not made."""
     return JSONResponse(
         error_body(
             409,
