@@ -539,9 +539,10 @@ async def _run_error(client: LangGraphClient, context: dict[str, Any]) -> str:
 
 
 def test_a_runs_context_imports_nothing_unlisted_and_stops_no_worker(served: Served) -> None:
-    """Finding `this.x` imports `this`; importing `lib2to3.__main__` calls sys.exit. Neither
-    happens: the allow-list is checked before any name is looked up. Nor is a model read from
-    a path of the server or a hub."""
+    """Finding `this.x` imports `this`; importing `lib2to3.__main__` calls sys.exit; following
+    names from a listed module reaches its builtins. None happens: the allow-list and the
+    names are checked before any is looked up. Nor is a model read from a path of the server
+    or a hub."""
     pids = [served.pid(0), served.pid(1)]
 
     async def go() -> None:
@@ -551,6 +552,13 @@ def test_a_runs_context_imports_nothing_unlisted_and_stops_no_worker(served: Ser
             assert "this server loads no module outside RAT_IMPORTS (fakes)" in why, why
         why = await _run_error(alice, {**CONTEXT, "retriever": "this.x:y"})
         assert "RAT_IMPORTS" in why
+        # a listed module's objects, not what they reach: clearing builtins stopped a worker
+        for retriever in (
+            "fakes:make_retriever.__builtins__.clear",
+            "fakes:SHARED_RETRIEVER.documents.clear",
+        ):
+            why = await _run_error(alice, {**CONTEXT, "retriever": retriever})
+            assert "private" in why or "module itself" in why, why
         probes = [
             await _run_error(alice, {**CONTEXT, "model": f"huggingface:{path}"})
             for path in ("/etc", "/nonexistent")

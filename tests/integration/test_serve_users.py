@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -60,8 +61,10 @@ def _cli(*args: str, env: dict[str, str]) -> str:
 
 
 class Served:
-    def __init__(self, urls: list[str], keys: dict[str, str], docs: str, shared: str) -> None:
-        self.urls, self.keys, self.docs, self.shared = urls, keys, docs, shared
+    def __init__(
+        self, urls: list[str], keys: dict[str, str], docs: str, shared: str, env: dict[str, str]
+    ) -> None:
+        self.urls, self.keys, self.docs, self.shared, self.env = urls, keys, docs, shared, env
 
     def client(self, worker: int, user: str) -> LangGraphClient:
         return get_client(url=self.urls[worker], api_key=self.keys[user])
@@ -88,13 +91,16 @@ def served() -> Iterator[Served]:
         "RAT_IMPORTS": "fakes",
         "RAT_SERVE_RUNNERS": "1",
         "RAT_ALLOW_PRIVATE_URLS": "127.0.0.1",
+        # crons every few seconds, so a test sees one fire before and after a revocation
+        "CRON_POLL_INTERVAL_SECONDS": "1",
+        "CRON_ALLOW_SECONDS_SCHEDULE": "true",
     }
     shared = str(pages / "handbook.md")
     _cli("ingest", shared, "--collection", "handbook", env=env)  # the operator's, shared
-    keys = {user: _cli("serve-keys", "add", user, env=env) for user in ("alice", "bob")}
+    keys = {user: _cli("serve-keys", "add", user, env=env) for user in ("alice", "bob", "carol")}
     urls = _serve("start", "2", env=env)
     try:
-        yield Served(urls, keys, f"http://127.0.0.1:{site.server_port}", shared)
+        yield Served(urls, keys, f"http://127.0.0.1:{site.server_port}", shared, env)
     finally:
         _serve("stop", env=env)
         site.shutdown()
@@ -184,3 +190,41 @@ def test_each_users_thought_memory_is_theirs_alone(served: Served) -> None:
         assert {f"thought:{t}" for t in stored} <= _sources(again, "thought")
 
     run(go())
+
+
+def test_a_revoked_users_crons_stop_firing_as_them(served: Served) -> None:
+    """A cron runs as its maker with no request, so no key is asked for: each run's start
+    asks the key file instead, and after the revocation every one fails there."""
+    import psycopg
+
+    from rat_agent.serve.keys import KeyFile
+
+    context = {**CONTEXT, "retriever": "fakes:make_retriever"}
+
+    async def go() -> None:
+        carol = served.client(1, "carol")
+        thread = (await carol.threads.create())["thread_id"]
+        await carol.crons.create_for_thread(
+            thread, "rat", schedule="*/2 * * * * *", input={"question": "Q-800"}, context=context
+        )
+        for _ in range(60):  # until one has run as her
+            if any(r["status"] == "success" for r in await carol.runs.list(thread)):
+                break
+            await asyncio.sleep(0.5)
+        else:
+            pytest.fail("carol's cron never ran")
+
+    run(go())
+    KeyFile(Path(served.env["RAT_SERVE_KEYS"])).revoke("carol")
+    database = Path(served.env["RAT_SERVE_DIR"], "database_url").read_text().strip()
+    with psycopg.connect(database, autocommit=True) as conn:
+        (revoked,) = conn.execute("SELECT now()").fetchone()  # type: ignore[misc]
+        time.sleep(8)  # four more firings
+        rows = conn.execute(
+            "SELECT status, error_message FROM runs WHERE user_id = 'carol' AND created_at > %s"
+            " ORDER BY created_at",
+            [revoked],
+        ).fetchall()
+        conn.execute("UPDATE crons SET enabled = false WHERE user_id = 'carol'")
+    assert rows, "the cron stopped firing: the test shows nothing"
+    assert all(status == "error" and "no live API key" in (why or "") for status, why in rows), rows

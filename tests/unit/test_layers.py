@@ -17,13 +17,13 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"redact", "served"}),
     frozenset({"aio", "errors", "terms", "text", "timing"}),
     frozenset({"paths", "limits"}),
+    frozenset({"serve"}),  # the server's keys, auth handler and app: Aegra loads them by path
     frozenset({"providers"}),
     frozenset({"minecraft"}),
     frozenset({"retrieval"}),
     frozenset({"memory"}),
     frozenset({"ingest"}),
     frozenset({"persistence"}),
-    frozenset({"serve"}),  # the server's keys and auth handler: Aegra loads it by path
     frozenset({"agent"}),
     frozenset({"repair"}),  # the loop's extension: the core names it by import path
     frozenset({"eval"}),

@@ -280,6 +280,68 @@ def test_the_server_app_refuses_bodies_postgres_cannot_store_or_past_the_bound()
     assert nan.status_code == 422 and "NaN" in nan.json()["message"]
     lone = asyncio.run(post(b'{"input": {"question": "x\\ud800"}}'))
     assert lone.status_code == 422 and "surrogate" in lone.json()["message"]
+    nul = asyncio.run(post(b'{"namespace": ["x\\u0000"], "key": "k", "value": {}}'))
+    assert nul.status_code == 422 and "NUL" in nul.json()["message"]
     assert len(seen) == 1  # none of the refused ones reached the app
     answered = asyncio.run(conflict(None, IntegrityError("UPDATE", {}, Exception("dup"))))  # type: ignore[arg-type]
     assert answered.status_code == 409
+
+
+def test_a_listed_module_offers_only_its_public_top_level_objects(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Following names through a listed module reached the worker's builtins (clearing them
+    stopped it) and objects every user shares."""
+    import builtins
+
+    import fakes
+
+    from rat_agent.agent.extension import repair_for
+
+    monkeypatch.setenv("RAT_IMPORTS", "fakes")
+    shared = list(fakes.SHARED_RETRIEVER.documents)
+    with as_served("bob"):
+        for path, why in (
+            ("fakes:make_retriever.__builtins__.clear", "private"),
+            ("fakes:make_model.__globals__.clear", "private"),
+            ("fakes:_private", "private"),
+            ("fakes:SHARED_RETRIEVER.documents.clear", "module itself"),
+        ):
+            with pytest.raises(ConfigError, match=why):
+                retrieval.check_retriever(Context(retriever=path))
+            with pytest.raises(ConfigError, match=why):
+                chat.get_chat_model(path)
+            with pytest.raises(ConfigError, match=why):
+                repair_for(Context(repair=path), lambda: "")
+        assert isinstance(
+            retrieval.get_retriever(Context(retriever="fakes:make_retriever")), BaseRetriever
+        )
+    assert fakes.SHARED_RETRIEVER.documents == shared and hasattr(builtins, "len")
+    monkeypatch.delenv("RAT_IMPORTS")  # one's own machine: a public object inside another
+    assert retrieval.get_retriever(Context(retriever="fakes:SHARED_RETRIEVER")) is not None
+
+
+def test_a_revoked_users_runs_stop_where_they_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cron or a queued run goes on as its user after their keys are revoked, unless the
+    run's start asks the key file."""
+    from rat_agent.ingest.graph import graph as ingest_graph
+    from rat_agent.serve.keys import KeyFile
+
+    monkeypatch.setenv("RAT_SERVE_KEYS", str(tmp_path / "keys.json"))
+    KeyFile().add("alice")
+    llm = plan_model("STEP 1: one")
+    graph = build_graph(llm=llm, retriever=_ListOfOne())
+    context = {"output": "steps", "query_mode": "text"}
+    with as_served("alice"):
+        assert graph.invoke({"question": "How?"}, context=context)["steps"]
+        calls = len(llm.calls)
+        KeyFile().revoke("alice")
+        for method in ("rat", "rag", "direct"):
+            with pytest.raises(ConfigError, match="no live API key"):
+                graph.invoke({"question": "How?"}, context={**context, "method": method})
+        with pytest.raises(ConfigError, match="no live API key"):
+            asyncio.run(ingest_graph.ainvoke({"paths": [], "collection": "c"}))
+    assert len(llm.calls) == calls
+    assert graph.invoke({"question": "How?"}, context=context)["steps"]  # the operator's own

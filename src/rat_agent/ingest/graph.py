@@ -15,6 +15,7 @@ from typing_extensions import TypedDict
 
 from rat_agent.limits import check_ingest
 from rat_agent.retrieval.settings import DEFAULT_COLLECTION, check_collection_name
+from rat_agent.serve.keys import check_user
 from rat_agent.served import own_collection, served_user
 
 
@@ -55,6 +56,7 @@ async def ingest_node(state: IngestState, config: RunnableConfig) -> dict[str, A
     check_ingest(paths)
     target = collection
     if user := served_user(config):
+        check_user(user)
         refused = [p for p in paths if not p.lower().startswith(("http://", "https://"))]
         paths = [p for p in paths if p not in refused]
         target = own_collection(collection, user)

@@ -21,26 +21,43 @@ def include_working_folder() -> None:
         sys.path.append(here)
 
 
+def limited() -> bool:
+    """Whether the modules a user may name are limited: `RAT_IMPORTS` is set, or this is a
+    served user's run."""
+    return os.environ.get("RAT_IMPORTS") is not None or bool(current_user())
+
+
 def allowed(module_name: str) -> bool:
     """Whether a user may name objects in `module_name`. `RAT_IMPORTS` (comma-separated
     modules or packages) limits it: a server's users name import paths in their runs'
     context, and loading one runs its code. Set, only those; set but empty, none. Unset,
     any module on one's own machine, and none in a served user's run."""
-    listed = os.environ.get("RAT_IMPORTS")
-    if listed is None:
-        return not current_user()
+    if not limited():
+        return True
+    listed = os.environ.get("RAT_IMPORTS") or ""
     prefixes = [p.strip() for p in listed.split(",") if p.strip()]
     return any(module_name == p or module_name.startswith(p + ".") for p in prefixes)
 
 
 def check_allowed(path: str, what: str) -> None:
-    """ConfigError unless `allowed` lets a user name `path`: checked before anything is
-    looked up by that name, so a module outside the list is never imported or searched."""
-    module_name = path.partition(":")[0]
+    """ConfigError unless a user may name `path`: checked before anything is looked up by
+    that name, so a module outside the list is never imported or searched. A listed
+    module offers its public top-level objects: a private name, or one reached through
+    another object (`fn.__globals__.clear`, `shared_list.clear`), could change or stop
+    the process that runs every user's runs."""
+    module_name, _, attribute = path.partition(":")
     if not allowed(module_name):
         raise ConfigError(
             f"{what} {path!r}: this server loads no module outside RAT_IMPORTS "
             f"({os.environ.get('RAT_IMPORTS') or 'none'})"
+        )
+    parts = attribute.split(".")
+    if any(part.startswith("_") for part in parts):
+        raise ConfigError(f"{what} {path!r}: names starting with '_' are private to their module")
+    if limited() and len(parts) > 1:
+        raise ConfigError(
+            f"{what} {path!r}: name an object of the module itself (module:name), "
+            "not one inside another"
         )
 
 

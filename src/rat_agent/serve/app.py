@@ -2,11 +2,12 @@
 middleware to it, so what this app adds stands in front of every request.
 
 - A request body is at most `limits.REQUEST_BYTES` (413).
-- A body must be JSON that PostgreSQL's jsonb stores: no NaN or infinity, no lone surrogate
-  (422). Aegra writes the body to the database before any graph runs, and such a value
+- A body must be JSON that PostgreSQL stores: no NaN or infinity, no lone surrogate, no NUL
+  character (422). Aegra writes the body to the database before any graph runs, and such a value
   made that write, and the request, fail with a 500.
 - A clash on a unique index (an assistant updated to the very context another of the
-  user's assistants has) is a 409 Conflict, not a 500.
+  user's assistants has) is a 409 Conflict, and a store namespace the store refuses a 422,
+  not a 500.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
+from langgraph.store.base import InvalidNamespaceError
 from sqlalchemy.exc import IntegrityError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -60,6 +62,8 @@ def _problem(body: bytes) -> str:
                 item.encode("utf-8")
             except UnicodeEncodeError:
                 return "the request holds text that is not valid Unicode (a lone surrogate)"
+            if "\0" in item:
+                return "the request holds a NUL character (\\u0000), which text cannot hold"
     return ""
 
 
@@ -115,6 +119,12 @@ async def _answer(send: Send, status: int, message: str) -> None:
 
 app = FastAPI()
 app.add_middleware(RequestGuard)
+
+
+@app.exception_handler(InvalidNamespaceError)
+async def bad_namespace(_request: Request, exc: InvalidNamespaceError) -> JSONResponse:
+    """A store namespace the store refuses (a label with a period, say): the caller's."""
+    return JSONResponse(error_body(422, str(exc)), status_code=422)
 
 
 @app.exception_handler(IntegrityError)

@@ -122,6 +122,10 @@ class KeyFile:
             raise KeyRejected("invalid API key: unknown or revoked")
         return record.user
 
+    def live(self, user: str) -> bool:
+        """Whether `user` holds a key that is not revoked."""
+        return any(r.user == user and not r.revoked for r in self._by_id().values())
+
     def _by_id(self) -> dict[str, KeyRecord]:
         """The records by id, read again only when the file was replaced (a key made or
         revoked), so a revocation holds on every worker from its next request."""
@@ -158,3 +162,25 @@ class KeyFile:
 
 def _revoked(record: KeyRecord, when: str) -> KeyRecord:
     return KeyRecord(**{**asdict(record), "revoked": when})
+
+
+_files: dict[Path, KeyFile] = {}
+
+
+def check_user(user: str) -> None:
+    """ConfigError when a served run's user holds no live key on this server any more: a
+    run starts only for a user who could still make it, so the crons and queued runs of a
+    user whose keys were revoked stop with the keys. A server that keeps no key file (its
+    users come from another auth) is not checked."""
+    if not user:
+        return
+    path = key_file()
+    if not path.exists():
+        return
+    keys = _files.setdefault(path, KeyFile(path))
+    try:
+        live = keys.live(user)
+    except KeyRejected:  # the file went away between the two looks
+        return
+    if not live:
+        raise ConfigError(f"user {user!r} holds no live API key on this server: runs as them stop")
