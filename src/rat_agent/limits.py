@@ -1,6 +1,6 @@
 """How much one request may ask for: the graphs check their inputs against these, and a
-server (serve/app.py, serve/auth.py) refuses a request past them with a 4xx before it
-stores or queues anything. Each bound is far above real use: a question is a task, not a
+server (serve/app.py) refuses a request past them with a 4xx before it stores or queues
+anything. Each bound is far above real use: a question is a task, not a
 document (documents go in through ingest), and a context is a handful of settings."""
 
 from __future__ import annotations
@@ -67,3 +67,22 @@ def check_context(context: Mapping[str, Any]) -> None:
         raise ConfigError(f"the context is not plain JSON: {exc}") from None
     if size > CONTEXT_BYTES:
         raise TooLarge(f"the context is {size:,} bytes as JSON; at most {CONTEXT_BYTES:,}")
+
+
+def check_payload(value: Mapping[str, Any]) -> None:
+    """What a request would give a run (a run, cron or assistant body, or the `params` or
+    `kwargs` it nests them in): its question, ingest list and context within the bounds."""
+    for fields in (value, value.get("params"), value.get("kwargs")):
+        if not isinstance(fields, Mapping):
+            continue
+        given = fields.get("input")
+        if isinstance(given, Mapping):
+            if isinstance(given.get("question"), str):
+                check_question(given["question"])
+            if isinstance(given.get("paths"), list):
+                check_ingest([str(p) for p in given["paths"]])
+        config = fields.get("config")
+        configurable = config.get("configurable") if isinstance(config, Mapping) else None
+        for context in (fields.get("context"), configurable):
+            if isinstance(context, Mapping):
+                check_context(context)

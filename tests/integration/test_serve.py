@@ -601,6 +601,26 @@ def test_requests_past_the_bounds_or_that_the_database_cannot_store_get_a_4xx(
             assert nan.status_code == 422 and "NaN" in nan.json()["message"]
             lone = await post('{"assistant_id": "rat", "input": {"question": "Q-603 \\ud800"}}')
             assert lone.status_code == 422 and "surrogate" in lone.json()["message"]
+            deep = await post(
+                '{"assistant_id": "rat", "context": {"x": ' + "[" * 5000 + "]" * 5000 + "}}"
+            )
+            assert deep.status_code == 422 and "nested" in deep.json()["message"]
+            # Aegra's event-streaming commands start runs without the auth handler
+            command = {
+                "id": 1,
+                "method": "run.start",
+                "params": {"assistant_id": "rat", "context": {**CONTEXT, "pad": "x" * 20_000}},
+            }
+            v2 = await http.post(
+                f"{served.urls[1]}/threads/{thread}/commands", json=command, headers=headers
+            )
+            assert v2.status_code == 413, v2.text
+            search = await http.post(
+                f"{served.urls[1]}/store/items/search",
+                json={"namespace_prefix": ["notes"], "filter": {"k": {"$regex": ".*"}}},
+                headers=headers,
+            )
+            assert search.status_code == 422 and "$regex" in search.json()["message"]
             started = time.monotonic()
             huge = await post(
                 json.dumps({"assistant_id": "rat", "input": {"question": "x" * 10_000_000}})

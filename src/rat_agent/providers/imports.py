@@ -92,6 +92,9 @@ def load(path: str, kind: type[Any], what: str, *, builtin: bool = False, **kwar
             ) from None
     if isinstance(target, kind):
         return target
+    if not builtin and limited() and getattr(target, "__module__", None) != module_name:
+        # what the module imports is not what it offers (`from os import system`)
+        raise ConfigError(f"{what} {path!r}: {module_name!r} does not define {attribute!r}")
     if not callable(target):
         raise ConfigError(
             f"{what} {path!r} is a {type(target).__name__}, "

@@ -1,7 +1,9 @@
 """The HTTP app `make serve` gives Aegra (aegra.json's `http.app`): Aegra adds its routes and
 middleware to it, so what this app adds stands in front of every request.
 
-- A request body is at most `limits.REQUEST_BYTES` (413).
+- A request body is at most `limits.REQUEST_BYTES` (413), and what it would give a run (a
+  question, an ingest list, a context) is within `limits` (413), on every route that starts
+  one: Aegra's event-streaming commands call no auth handler.
 - A body must be JSON that PostgreSQL stores: no NaN or infinity, no lone surrogate, no NUL
   character (422). Aegra writes the body to the database before any graph runs, and such a value
   made that write, and the request, fail with a 500.
@@ -21,7 +23,8 @@ from langgraph.store.base import InvalidNamespaceError
 from sqlalchemy.exc import IntegrityError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from rat_agent.limits import REQUEST_BYTES
+from rat_agent.errors import ConfigError
+from rat_agent.limits import REQUEST_BYTES, TooLarge, check_payload
 
 _WITH_BODY = {"POST", "PUT", "PATCH"}
 _ERRORS = {409: "conflict", 413: "payload_too_large", 422: "validation_error"}
@@ -40,15 +43,17 @@ def _reject_constant(name: str) -> Any:
     raise _NotJSONable(f"the request holds {name}, which JSON does not allow")
 
 
-def _problem(body: bytes) -> str:
-    """Why PostgreSQL could not store this body as JSON, or "" (also for a body that is not
-    JSON at all: the route answers that itself)."""
+def _refusal(body: bytes) -> tuple[int, str] | None:
+    """Why this body is refused, as a status and a message, or None (also for a body that
+    is not JSON at all: the route answers that itself)."""
     try:
         value = json.loads(body, parse_constant=_reject_constant)
     except _NotJSONable as exc:
-        return str(exc)
+        return 422, str(exc)
+    except RecursionError:
+        return 422, "the request's JSON is nested too deeply"
     except ValueError:
-        return ""
+        return None
     pending = [value]
     while pending:
         item = pending.pop()
@@ -61,10 +66,17 @@ def _problem(body: bytes) -> str:
             try:
                 item.encode("utf-8")
             except UnicodeEncodeError:
-                return "the request holds text that is not valid Unicode (a lone surrogate)"
+                return 422, "the request holds text that is not valid Unicode (a lone surrogate)"
             if "\0" in item:
-                return "the request holds a NUL character (\\u0000), which text cannot hold"
-    return ""
+                return 422, "the request holds a NUL character (\\u0000), which text cannot hold"
+    if isinstance(value, dict):  # on every route that starts a run: v1, v2 commands, crons
+        try:
+            check_payload(value)
+        except TooLarge as exc:
+            return 413, str(exc)
+        except ConfigError as exc:
+            return 422, str(exc)
+    return None
 
 
 class RequestGuard:
@@ -96,8 +108,8 @@ class RequestGuard:
                 return
             more = message.get("more_body", False)
         body = b"".join(chunks)
-        if body and (problem := _problem(body)):
-            await _answer(send, 422, problem)
+        if body and (refused := _refusal(body)):
+            await _answer(send, *refused)
             return
         replayed = False
 
