@@ -70,13 +70,15 @@ def check_context(context: Mapping[str, Any]) -> None:
 
 
 def check_payload(value: Mapping[str, Any]) -> None:
-    """What a request would give a run (a run, cron or assistant body, or the `params` or
-    `kwargs` it nests them in): its question, ingest list and context within the bounds."""
+    """What a request would give a run (a run, cron or assistant body, a state update, or
+    the `params` or `kwargs` they nest in): its question, ingest list and context within
+    the bounds."""
     for fields in (value, value.get("params"), value.get("kwargs")):
         if not isinstance(fields, Mapping):
             continue
-        given = fields.get("input")
-        if isinstance(given, Mapping):
+        for given in (fields.get("input"), fields.get("values")):  # values: a state update
+            if not isinstance(given, Mapping):
+                continue
             if isinstance(given.get("question"), str):
                 check_question(given["question"])
             if isinstance(given.get("paths"), list):

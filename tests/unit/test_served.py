@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import math
 import sys
 from pathlib import Path
@@ -395,3 +396,111 @@ def test_a_revoked_users_runs_stop_where_they_start(
             saved.invoke(Command(resume=True), thread, context={**context, "review_draft": True})
     assert len(llm.calls) == calls
     assert graph.invoke({"question": "How?"}, context=context)["steps"]  # the operator's own
+
+
+def test_slow_ingests_hold_neither_the_servers_threads_nor_every_ingest_slot(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An ingest of pages that answer slowly on purpose ran in the threads that the runs, key
+    checks and health checks share: six of them stalled a worker for every user. They run
+    in their own pool now, one at a time per user."""
+    import threading
+    import time
+
+    from rat_agent.ingest import graph as ingest_graph
+    from rat_agent.ingest.pipeline import Report
+
+    spans: list[tuple[str, float, float, str]] = []
+
+    def slow_ingest(paths: list[str], *, collection: str) -> Report:
+        started = time.monotonic()
+        time.sleep(0.4)  # a site that holds each request
+        spans.append((collection, started, time.monotonic(), threading.current_thread().name))
+        return Report(collection)
+
+    monkeypatch.setattr(pipeline, "ingest", slow_ingest)
+
+    def served(user: str) -> dict[str, object]:
+        return {
+            "configurable": {"langgraph_auth_user": {"identity": user, "is_authenticated": True}}
+        }
+
+    async def go() -> float:
+        runs = [
+            ingest_graph.graph.ainvoke(
+                {"paths": ["https://slow.example/"], "collection": f"c{n}"}, served("bob")
+            )
+            for n in range(4)
+        ]
+        runs.append(
+            ingest_graph.graph.ainvoke(
+                {"paths": ["https://slow.example/"], "collection": "a"}, served("alice")
+            )
+        )
+        pending = asyncio.gather(*runs)
+        await asyncio.sleep(0.1)
+        asked = time.monotonic()
+        await asyncio.to_thread(lambda: None)  # what a key check or a sync node needs
+        waited = time.monotonic() - asked
+        await pending
+        return waited
+
+    assert asyncio.run(go()) < 0.2
+    assert all(name.startswith("rat-ingest") for *_, name in spans)
+    bob = sorted((start, end) for collection, start, end, _ in spans if "--bob-" in collection)
+    assert len(bob) == 4 and all(b[0] >= a[1] for a, b in itertools.pairwise(bob))
+    (alice_end,) = [end for collection, _, end, _ in spans if "--alice-" in collection]
+    assert alice_end < bob[-1][1]  # she did not wait behind all of his
+
+
+def test_a_served_users_own_collection_is_read_from_the_search_after_she_makes_it(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "handbook.md").write_text("The handbook: expenses are filed by the fifth.\n")
+    (tmp_path / "mine.md").write_text("Alice's handbook: expenses go to Carol by the fifth.\n")
+    pipeline.ingest([str(tmp_path / "handbook.md")], collection="handbook")
+    with as_served("alice"):
+        retriever = _retriever("handbook")
+        assert _sources("handbook", "expenses") == {str(tmp_path / "handbook.md")}
+        pipeline.ingest([str(tmp_path / "mine.md")], collection=own_collection("handbook", "alice"))
+        assert _retriever("handbook") is retriever  # built before, and kept
+        assert _sources("handbook", "expenses") == {str(tmp_path / "mine.md")}
+
+
+def test_ids_and_settings_of_the_wrong_type_are_refused_in_one_line() -> None:
+    from starlette.types import Receive, Scope, Send
+
+    from rat_agent.serve.app import RequestGuard
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    async def call(method: str, url: str, body: bytes = b"") -> int:
+        transport = httpx.ASGITransport(app=RequestGuard(app))
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as http:
+            return (await http.request(method, url, content=body)).status_code
+
+    assert asyncio.run(call("GET", "/store/items?key=a%00b&namespace=x")) == 422
+    assert asyncio.run(call("GET", "/threads/a%00b")) == 422
+    assert asyncio.run(call("GET", "/threads/x?status=%ED%A0%80")) == 422
+    assert asyncio.run(call("DELETE", "/store/items", b'{"key": "a\\u0000b"}')) == 422
+    assert asyncio.run(call("GET", "/threads/3f1c?status=ok&key=caf%C3%A9")) == 200
+    for field, value in (("collection", 5), ("repair", {}), ("model", ["local"])):
+        with pytest.raises(ConfigError, match=f"{field} must be text"):
+            Context(**{field: value})
+    with pytest.raises(TooLarge):
+        check_payload({"values": {"question": "x" * (QUESTION_CHARS + 1)}})  # a state update
+
+
+def test_new_metadata_on_a_thread_keeps_its_owner() -> None:
+    class User:
+        identity = "alice"
+
+    class Ctx:
+        action = "update"
+        user = User()
+
+    value: dict[str, object] = {"metadata": {"owner": "bob", "tag": "x"}}
+    assert asyncio.run(auth.owner(Ctx(), value)) == {"owner": "alice"}  # type: ignore[arg-type]
+    assert value["metadata"] == {"owner": "alice", "tag": "x"}

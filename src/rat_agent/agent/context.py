@@ -418,6 +418,9 @@ class Context:
         ):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
+        for f in fields(self):  # a request's JSON may hold any type where text belongs
+            if isinstance(f.default, str) and not isinstance(getattr(self, f.name), str):
+                raise ConfigError(f"{f.name} must be text, got {getattr(self, f.name)!r}")
         for name in ("model", "retriever"):
             if not str(getattr(self, name)).strip():
                 raise ConfigError(f"{name} must not be empty")

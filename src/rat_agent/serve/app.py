@@ -5,17 +5,19 @@ middleware to it, so what this app adds stands in front of every request.
   question, an ingest list, a context) is within `limits` (413), on every route that starts
   one: Aegra's event-streaming commands call no auth handler.
 - A body must be JSON that PostgreSQL stores: no NaN or infinity, no lone surrogate, no NUL
-  character (422). Aegra writes the body to the database before any graph runs, and such a value
-  made that write, and the request, fail with a 500.
+  character, not nested too deeply to read (422); the ids and keys in a path or query must
+  be text it stores. Aegra writes them to the database before any graph runs, and such a
+  value made that write, and the request, fail with a 500.
 - A clash on a unique index (an assistant updated to the very context another of the
   user's assistants has) is a 409 Conflict, and a store namespace the store refuses a 422,
-  not a 500.
+  not a 500 (the auth handler refuses store filter operators the store lacks).
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
@@ -26,7 +28,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from rat_agent.errors import ConfigError
 from rat_agent.limits import REQUEST_BYTES, TooLarge, check_payload
 
-_WITH_BODY = {"POST", "PUT", "PATCH"}
+_WITH_BODY = {"POST", "PUT", "PATCH", "DELETE"}  # Aegra's store deletes take a body
 _ERRORS = {409: "conflict", 413: "payload_too_large", 422: "validation_error"}
 
 
@@ -79,6 +81,23 @@ def _refusal(body: bytes) -> tuple[int, str] | None:
     return None
 
 
+def _address_problem(scope: Scope) -> str:
+    """Why the path or query cannot be stored or looked up as text, or "": the ids and keys
+    in them reach PostgreSQL too."""
+    for part in (
+        scope.get("raw_path") or scope.get("path", "").encode(),
+        scope.get("query_string", b""),
+    ):
+        raw = unquote_to_bytes(part)
+        if b"\0" in raw:
+            return "the address holds a NUL character, which text cannot hold"
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return "the address holds bytes that are not UTF-8 text"
+    return ""
+
+
 class RequestGuard:
     """Reads a request's body once (up to the bound), checks it, and hands it on."""
 
@@ -87,7 +106,13 @@ class RequestGuard:
         self.max_bytes = max_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope.get("method") not in _WITH_BODY:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if problem := _address_problem(scope):  # ids and keys in the path or the query
+            await _answer(send, 422, problem)
+            return
+        if scope.get("method") not in _WITH_BODY:
             await self.app(scope, receive, send)
             return
         too_large = f"the request is larger than {self.max_bytes:,} bytes"

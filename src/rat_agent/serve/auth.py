@@ -85,10 +85,13 @@ async def store(ctx: Auth.types.AuthContext, value: Any) -> None:
 
 @auth.on
 async def owner(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:
-    """Threads, runs and crons: tagged with their owner when made, filtered to the caller."""
-    if ctx.action == "create" and isinstance(value, dict):
+    """Threads, runs and crons: tagged with their owner when made or given new metadata,
+    filtered to the caller."""
+    if ctx.action in ("create", "update") and isinstance(value, dict):
         metadata = value.get("metadata")
         if not isinstance(metadata, dict):
+            if ctx.action == "update":  # metadata left as it was keeps its owner
+                return {"owner": ctx.user.identity}
             metadata = value["metadata"] = {}
         metadata["owner"] = ctx.user.identity
     return {"owner": ctx.user.identity}
