@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from langgraph_sdk import Auth
@@ -20,6 +21,9 @@ from rat_agent.serve.keys import KeyFile, KeyRejected
 
 auth = Auth()
 _keys = KeyFile()
+# Key checks read a file: in threads of their own, so that runs busy in the event loop's
+# shared threads (a slow model, a slow source) never keep a request waiting for its key.
+_CHECKS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="rat-keys")
 
 _MISSING = "an API key is required: send it as the x-api-key header (LANGGRAPH_API_KEY for the SDK)"
 
@@ -48,7 +52,7 @@ async def authenticate(headers: Mapping[Any, Any]) -> Auth.types.MinimalUserDict
     if not key:
         raise Auth.exceptions.HTTPException(status_code=401, detail=_MISSING)
     try:
-        user = await asyncio.to_thread(_keys.user_of, key)
+        user = await asyncio.get_running_loop().run_in_executor(_CHECKS, _keys.user_of, key)
     except KeyRejected as exc:  # the message names no part of the key
         raise Auth.exceptions.HTTPException(status_code=401, detail=str(exc)) from None
     return {"identity": user, "display_name": user, "is_authenticated": True}
