@@ -135,3 +135,29 @@ def test_the_collection_holds_the_document_once(
         assert any("maxmemory-policy" in t for t in texts)
     finally:
         qdrant.close_clients()
+
+
+def test_the_held_out_postgres_questions_key_lines_of_the_file() -> None:
+    """pg-01..pg-20: every key's setting is on the line cited for it, named in no question,
+    and a key at the file's own default value is not the key (the tasks ask for others)."""
+    docset = docs.SETS["postgres"]
+    questions = docs.load_questions(docset)
+    assert [q["id"] for q in questions] == [f"pg-{n:02d}" for n in range(1, 21)]
+    assert {q["split"] for q in questions} == {"test"} and docs.cases("tune", docset=docset) == []
+    lines = docset.document.read_text().splitlines()
+    settings = docs.directives(docset)
+    for question in questions:
+        assert len(question["lines"]) == len(question["keys"]), question["id"]
+        for key, line in zip(question["keys"], question["lines"], strict=True):
+            setting = (key if isinstance(key, str) else key[0]).split()[0]
+            assert setting in settings and lines[line - 1].lstrip("#").startswith(setting)
+            assert setting not in question["question"], question["id"]
+            default = lines[line - 1].lstrip("#").split("=", 1)[1].split("#")[0].strip()
+            case = next(c for c in docs.cases(docset=docset) if c.id == question["id"])
+            assert not docs.named(key, f"{setting} = {default}"), (question["id"], default)
+            assert (
+                docs.score(
+                    case, "\n".join((k if isinstance(k, str) else k[0]) for k in question["keys"])
+                ).score
+                == 1.0
+            )

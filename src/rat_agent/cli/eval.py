@@ -32,7 +32,10 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     },
     # how-to questions over third-party documentation (Redis's redis.conf), in Qdrant
     "docs": {"retriever": "qdrant", "collection": "redis-docs", "max_calls": 13},
+    # the same over PostgreSQL's postgresql.conf: 20 questions held out (split "test")
+    "postgres": {"retriever": "qdrant", "collection": "postgresql-docs", "max_calls": 13},
 }
+DOC_BENCHMARKS = ("docs", "postgres")  # rat_agent.eval.docs.SETS
 
 
 def _positive(raw: str) -> int:
@@ -51,9 +54,10 @@ def add_command(sub: Any) -> None:
 
     cmd = sub.add_parser(
         "eval",
-        help="run a benchmark (Minecraft planning, HumanEval, docs) for several methods",
+        help="run a benchmark (Minecraft planning, HumanEval, docs, postgres) for several methods",
         description="Minecraft plans are checked by a simulator; HumanEval code by its tests in "
-        "a sandbox; answers to how-to questions over redis.conf by the settings they name. "
+        "a sandbox; answers to how-to questions over redis.conf (docs) or postgresql.conf "
+        "(postgres) by the settings they name. "
         "Results are cached per task, method, model and settings: an interrupted run "
         "resumes, a re-run computes only what is missing. Writes a JSON-lines file, a "
         "Markdown table and PNG plots.",
@@ -67,7 +71,7 @@ def add_command(sub: Any) -> None:
         "--retriever",
         default=None,
         help="default: minecraft; qdrant over the Python documentation for humaneval, over "
-        "redis.conf for docs",
+        "redis.conf for docs, over postgresql.conf for postgres",
     )
     cmd.add_argument(
         "--tasks",
@@ -188,7 +192,7 @@ def eval_command(args: argparse.Namespace) -> int:
     variants = _variants(args.vary)
     cases, score = _benchmark(args, context)
     grounding: runner.Grounding | None = None
-    if args.benchmark == "docs":
+    if args.benchmark in DOC_BENCHMARKS:
         from rat_agent.eval import docs
 
         grounding = docs.grounded
@@ -306,11 +310,19 @@ TITLES = {
     "minecraft": "Minecraft planning",
     "humaneval": "HumanEval",
     "docs": "How-to questions over redis.conf",
+    "postgres": "How-to questions over postgresql.conf (held out)",
 }
-SCORE_NAMES = {"minecraft": "executable", "humaneval": "pass@1", "docs": "keys named"}
+SCORE_NAMES = {
+    "minecraft": "executable",
+    "humaneval": "pass@1",
+    "docs": "keys named",
+    "postgres": "keys named",
+}
 SCORES = {
     "docs": "the share of the question's answer keys (settings and values taken from "
     "redis.conf) the answer names (rat_agent.eval.docs.score)",
+    "postgres": "the share of the question's answer keys (settings and values taken from "
+    "postgresql.conf) the answer names (rat_agent.eval.docs.score)",
     "minecraft": "the plan is executable in the simulator "
     "(rat_agent.minecraft.simulator.check_plan)",
     "humaneval": "the code passes the problem's tests in a sandbox "
@@ -390,14 +402,15 @@ def _benchmark(args: argparse.Namespace, context: dict[str, Any]) -> tuple[Any, 
             sample(tasks, args.tasks, args.split, exclude) if args.split else tasks[: args.tasks]
         )
         return [runner.minecraft_case(t) for t in tasks], runner.minecraft_score
-    if args.benchmark == "docs":
+    if args.benchmark in DOC_BENCHMARKS:
         from rat_agent.eval import docs
 
+        docset = docs.SETS[args.benchmark]
         if args.samples > 1 or args.exclude:
-            raise ConfigError("--samples and --exclude are not for docs")
-        if context["retriever"] == "qdrant" and context.get("collection") == docs.COLLECTION:
-            docs.ensure_collection()
-        return docs.cases(args.split, args.tasks), docs.score
+            raise ConfigError(f"--samples and --exclude are not for {args.benchmark}")
+        if context["retriever"] == "qdrant" and context.get("collection") == docset.collection:
+            docs.ensure_collection(docset)
+        return docs.cases(args.split, args.tasks, docset), docs.score
     from rat_agent.eval import humaneval
 
     if args.exclude:

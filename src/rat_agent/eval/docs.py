@@ -1,12 +1,14 @@
-"""How-to questions over third-party documentation (`rat eval --benchmark docs`).
+"""How-to questions over third-party documentation (`rat eval --benchmark docs|postgres`).
 
-The document is Redis 7.0's example configuration file (docs/redis.conf, about 106 KB,
-written by the Redis authors; docs/LICENSE.redis), the kind of reference a user brings:
-prose comments around the settings they document. Each question (docs/redis_questions.json)
-asks how to do something in a user's words, without naming the setting, and carries answer
-keys taken from the file before any method ran: the directives and values a correct answer
-must name ("maxmemory 2gb", "maxmemory-policy allkeys-lru"). The questions are split in
-half, `tune` and `test`, as the Minecraft tasks are.
+Each document is the kind of reference a user brings: prose comments around the settings
+they document. `docs`: Redis 7.0's example configuration file (docs/redis.conf, about 106
+KB, written by the Redis authors; docs/LICENSE.redis), its questions split in half, `tune`
+and `test`, as the Minecraft tasks are. `postgres`: PostgreSQL 15's sample configuration
+(docs/postgresql.conf; docs/LICENSE.postgresql), 20 questions, all `test`: written and
+checked against the file before any method ran on them, and held out. Each question asks
+how to do something in a user's words, without naming the setting, and carries answer keys
+taken from the file: the directives and values a correct answer must name ("maxmemory
+2gb", "maxmemory-policy allkeys-lru").
 
 An answer scores the share of its question's keys it names (a key with alternatives counts
 once, for any of them), compared without case, spacing or Markdown code marks. Methods that
@@ -18,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -27,24 +30,39 @@ from rat_agent.eval.runner import Case, Score
 from rat_agent.paths import data_dir, write_atomic
 
 FOLDER = Path(__file__).parent / "docs"
-DOCUMENT = FOLDER / "redis.conf"
-QUESTIONS = FOLDER / "redis_questions.json"
-COLLECTION = "redis-docs"
 SPLITS = ("tune", "test")
 
 Key = str | list[str]
 
 
+@dataclass(frozen=True)
+class DocSet:
+    """One document and its questions, as `rat eval --benchmark <benchmark>` runs them."""
+
+    benchmark: str
+    document: Path
+    questions: Path
+    collection: str  # where the methods that retrieve search it
+
+
+REDIS = DocSet("docs", FOLDER / "redis.conf", FOLDER / "redis_questions.json", "redis-docs")
+POSTGRES = DocSet(
+    "postgres", FOLDER / "postgresql.conf", FOLDER / "postgresql_questions.json", "postgresql-docs"
+)
+SETS = {s.benchmark: s for s in (REDIS, POSTGRES)}
+DOCUMENT, QUESTIONS, COLLECTION = REDIS.document, REDIS.questions, REDIS.collection
+
+
 @cache
-def load_questions() -> tuple[dict[str, Any], ...]:
-    return tuple(json.loads(QUESTIONS.read_text())["questions"])
+def load_questions(docset: DocSet = REDIS) -> tuple[dict[str, Any], ...]:
+    return tuple(json.loads(docset.questions.read_text())["questions"])
 
 
-def cases(split: str | None = None, limit: int | None = None) -> list[Case]:
+def cases(split: str | None = None, limit: int | None = None, docset: DocSet = REDIS) -> list[Case]:
     """The questions of a split (all with None), in file order, at most `limit`."""
     if split is not None and split not in SPLITS:
         raise ConfigError(f"--split must be one of {', '.join(SPLITS)}, got {split!r}")
-    chosen = [q for q in load_questions() if split is None or q["split"] == split]
+    chosen = [q for q in load_questions(docset) if split is None or q["split"] == split]
     return [
         Case(q["id"], q["question"], {"task": q["id"], "keys": q["keys"]})
         for q in chosen[: limit or None]
@@ -113,7 +131,7 @@ def gives(text: str, setting: str) -> bool:
     return re.search(rf"(?<![\w-]){re.escape(setting)}(?![\w-])", text) is not None
 
 
-def ensure_collection(collection: str = COLLECTION) -> None:
+def ensure_collection(docset: DocSet = REDIS) -> None:
     """Ingest the document into its collection (incremental: a second run costs a second).
 
     The file is ingested from one copy under the data folder, so every checkout of the
@@ -125,14 +143,15 @@ def ensure_collection(collection: str = COLLECTION) -> None:
     from rat_agent.ingest.pipeline import ingest
     from rat_agent.retrieval.qdrant.client import locked_client
 
-    copy = data_dir() / COLLECTION / DOCUMENT.name
+    collection = docset.collection
+    copy = data_dir() / collection / docset.document.name
     copy.parent.mkdir(parents=True, exist_ok=True)
-    text = DOCUMENT.read_text()
+    text = docset.document.read_text()
     if not copy.exists() or copy.read_text() != text:
         write_atomic(copy, text)  # never a half copy for ingest to index
     report = ingest([str(copy)], collection=collection)
     if report.failed:
-        raise RetrievalError(f"could not index {DOCUMENT.name}: {report.failed[0]}")
+        raise RetrievalError(f"could not index {docset.document.name}: {report.failed[0]}")
     others = models.Filter(
         must_not=[
             models.FieldCondition(
@@ -147,6 +166,6 @@ def ensure_collection(collection: str = COLLECTION) -> None:
 _DIRECTIVE = re.compile(r"^#?\s*([a-z][a-z0-9_-]+)\s", re.M)
 
 
-def directives() -> set[str]:
+def directives(docset: DocSet = REDIS) -> set[str]:
     """Every setting the file documents, commented out or not ("maxmemory", "hz")."""
-    return set(_DIRECTIVE.findall(DOCUMENT.read_text()))
+    return set(_DIRECTIVE.findall(docset.document.read_text()))
