@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
@@ -220,11 +221,53 @@ def test_a_revoked_users_crons_stop_firing_as_them(served: Served) -> None:
     with psycopg.connect(database, autocommit=True) as conn:
         (revoked,) = conn.execute("SELECT now()").fetchone()  # type: ignore[misc]
         time.sleep(8)  # four more firings
-        rows = conn.execute(
-            "SELECT status, error_message FROM runs WHERE user_id = 'carol' AND created_at > %s"
-            " ORDER BY created_at",
-            [revoked],
-        ).fetchall()
         conn.execute("UPDATE crons SET enabled = false WHERE user_id = 'carol'")
+        for _ in range(60):  # until the last of them has finished
+            rows = conn.execute(
+                "SELECT status, error_message FROM runs WHERE user_id = 'carol' "
+                "AND created_at > %s ORDER BY created_at",
+                [revoked],
+            ).fetchall()
+            if all(status not in ("pending", "running") for status, _ in rows):
+                break
+            time.sleep(0.5)
     assert rows, "the cron stopped firing: the test shows nothing"
     assert all(status == "error" and "no live API key" in (why or "") for status, why in rows), rows
+
+
+def test_one_users_stuck_runs_keep_no_one_else_waiting(served: Served) -> None:
+    """Eight runs of alice's whose model never answers: each gets a thread (the pool had six,
+    and the seventh run on waited), and bob's run and the health check go on at once. Last
+    in the module: those threads stay blocked until the workers stop."""
+    log = Path(served.env["RAT_SERVE_DIR"], "worker-0", "log")
+
+    async def go() -> None:
+        alice, bob = served.client(0, "alice"), served.client(1, "bob")
+        stuck = {**CONTEXT, "model": "fakes:hanging_model", "retriever": "fakes:make_retriever"}
+        for n in range(8):
+            thread = await alice.threads.create()
+            await alice.runs.create(
+                thread["thread_id"], "rat", input={"question": f"Q-90{n}"}, context=stuck
+            )
+        for _ in range(120):  # until every one of them is in its model call
+            if log.read_text(errors="replace").count("CALL STARTED") >= 8:
+                break
+            await asyncio.sleep(0.25)
+        assert log.read_text(errors="replace").count("CALL STARTED") == 8
+        started = time.monotonic()
+        async with httpx.AsyncClient() as http:
+            assert (await http.get(f"{served.urls[0]}/health", timeout=10)).status_code == 200
+        thread = await bob.threads.create()
+        done = await asyncio.wait_for(
+            bob.runs.wait(
+                thread["thread_id"],
+                "rat",
+                input={"question": "How do I make Q-910?"},
+                context={**CONTEXT, "retriever": "fakes:make_retriever"},
+            ),
+            30,
+        )
+        assert isinstance(done, dict) and len(done["steps"]) == 2
+        assert time.monotonic() - started < 30
+
+    run(go())

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import json
 import math
 import sys
 from pathlib import Path
@@ -504,3 +505,25 @@ def test_new_metadata_on_a_thread_keeps_its_owner() -> None:
     value: dict[str, object] = {"metadata": {"owner": "bob", "tag": "x"}}
     assert asyncio.run(auth.owner(Ctx(), value)) == {"owner": "alice"}  # type: ignore[arg-type]
     assert value["metadata"] == {"owner": "alice", "tag": "x"}
+
+
+def test_the_model_cache_keeps_the_most_recent_clients_only() -> None:
+    """A run may ask for any temperature and token limit; each pair made a client kept for
+    the life of the process."""
+    for n in range(chat.MODELS_KEPT + 10):
+        chat.get_chat_model("fakes:make_model", temperature=n / 100)
+    assert len(chat._model_cache) <= chat.MODELS_KEPT
+    newest = chat.get_chat_model("fakes:make_model", temperature=(chat.MODELS_KEPT + 9) / 100)
+    assert newest is chat.get_chat_model(
+        "fakes:make_model", temperature=(chat.MODELS_KEPT + 9) / 100
+    )
+
+
+def test_a_list_of_runs_is_held_to_the_bounds_too() -> None:
+    from rat_agent.serve.app import _refusal
+
+    long = "x" * (QUESTION_CHARS + 1)
+    runs = [{"input": {"question": "How?"}}, {"input": {"question": long}}]
+    refused = _refusal(json.dumps(runs).encode())
+    assert refused is not None and refused[0] == 413
+    assert _refusal(b'[{"input": {"question": "How?"}}, 3]') is None

@@ -56,7 +56,18 @@ API_KEY_ENV: dict[str, tuple[str, ...]] = {
 _CHUNK = 8 << 20
 _cache_lock = threading.Lock()
 _assemble_lock = threading.Lock()
+# Clients by name and settings, the most recently made last: a server's runs may ask for
+# any temperature and token limit, so the oldest go past MODELS_KEPT.
 _model_cache: dict[tuple[str, float, int, str], BaseChatModel] = {}
+MODELS_KEPT = 64
+
+
+def _keep(key: tuple[str, float, int, str], model: BaseChatModel) -> BaseChatModel:
+    """Cache `model` under `key` (the caller holds _cache_lock)."""
+    _model_cache[key] = model
+    while len(_model_cache) > MODELS_KEPT:
+        del _model_cache[next(iter(_model_cache))]
+    return model
 
 
 def get_chat_model(name: str, *, temperature: float = 0.0, max_tokens: int = 512) -> BaseChatModel:
@@ -77,17 +88,14 @@ def get_chat_model(name: str, *, temperature: float = 0.0, max_tokens: int = 512
         imports.check_allowed(name, "model")
     key = (name, temperature, max_tokens, "")
     with _cache_lock:
-        if key not in _model_cache:
-            if _is_import_path(provider, builtin or {}):
-                _model_cache[key] = cast(
-                    BaseChatModel,
-                    imports.load(
-                        name, BaseChatModel, "model", temperature=temperature, max_tokens=max_tokens
-                    ),
-                )
-            else:
-                _model_cache[key] = _provider_chat_model(provider, name, temperature, max_tokens)
-        return _model_cache[key]
+        if key in _model_cache:
+            return _model_cache[key]
+        if _is_import_path(provider, builtin or {}):
+            made = imports.load(
+                name, BaseChatModel, "model", temperature=temperature, max_tokens=max_tokens
+            )
+            return _keep(key, cast(BaseChatModel, made))
+        return _keep(key, _provider_chat_model(provider, name, temperature, max_tokens))
 
 
 def check_model(name: str, *, temperature: float = 0.0, max_tokens: int = 512) -> None:
@@ -149,19 +157,20 @@ def _local_chat_model(name: str, temperature: float, max_tokens: int) -> BaseCha
     # The URL is part of the key: a restarted server listens on a new port.
     key = (name, temperature, max_tokens, server.base_url)
     with _cache_lock:
-        if key not in _model_cache:
-            _model_cache[key] = LocalChat(
-                base_url=server.base_url,
-                api_key=SecretStr(server.api_key),
-                model=name,
-                temperature=temperature,
-                max_tokens=max_tokens,
-                slots=server.slots,
-                # Small models loop at temperature 0 ("STEP 9: mine the remaining ore",
-                # again and again); llama.cpp's repeat penalty breaks such loops.
-                extra_body={"repeat_penalty": 1.1},
-            )
-        return _model_cache[key]
+        if key in _model_cache:
+            return _model_cache[key]
+        made = LocalChat(
+            base_url=server.base_url,
+            api_key=SecretStr(server.api_key),
+            model=name,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            slots=server.slots,
+            # Small models loop at temperature 0 ("STEP 9: mine the remaining ore",
+            # again and again); llama.cpp's repeat penalty breaks such loops.
+            extra_body={"repeat_penalty": 1.1},
+        )
+        return _keep(key, made)
 
 
 def local_model_path(name: str) -> Path:

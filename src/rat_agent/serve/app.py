@@ -8,6 +8,8 @@ middleware to it, so what this app adds stands in front of every request.
   character, not nested too deeply to read (422); the ids and keys in a path or query must
   be text it stores. Aegra writes them to the database before any graph runs, and such a
   value made that write, and the request, fail with a 500.
+- Each sync node of a run has a thread of the event loop's pool: the pool holds one for
+  every run the worker takes at once.
 - A clash on a unique index (an assistant updated to the very context another of the
   user's assistants has) is a 409 Conflict, and a store namespace the store refuses a 422,
   not a 500 (the auth handler refuses store filter operators the store lacks).
@@ -15,7 +17,12 @@ middleware to it, so what this app adds stands in front of every request.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
@@ -71,9 +78,12 @@ def _refusal(body: bytes) -> tuple[int, str] | None:
                 return 422, "the request holds text that is not valid Unicode (a lone surrogate)"
             if "\0" in item:
                 return 422, "the request holds a NUL character (\\u0000), which text cannot hold"
-    if isinstance(value, dict):  # on every route that starts a run: v1, v2 commands, crons
+    # on every route that starts a run: v1, v2 commands, crons, and any list of them
+    for payload in value if isinstance(value, list) else [value]:
+        if not isinstance(payload, dict):
+            continue
         try:
-            check_payload(value)
+            check_payload(payload)
         except TooLarge as exc:
             return 413, str(exc)
         except ConfigError as exc:
@@ -154,7 +164,27 @@ async def _answer(send: Send, status: int, message: str) -> None:
     await send({"type": "http.response.body", "body": response.body})
 
 
-app = FastAPI()
+def run_threads() -> int:
+    """Threads for the runs one worker takes at once (Aegra's WORKER_COUNT consumers of
+    N_JOBS_PER_WORKER runs each), and as many again for what else needs one."""
+    jobs = int(os.environ.get("WORKER_COUNT", "3")) * int(os.environ.get("N_JOBS_PER_WORKER", "10"))
+    return 2 * jobs + 8
+
+
+@asynccontextmanager
+async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+    # LangGraph runs each sync node in the event loop's default executor, which Python sizes
+    # to the cores plus 4 (6 threads on 2 cores): one user's six slow runs held every
+    # thread, and every other user's runs and the health check waited. A thread for every
+    # run slot: a user must then hold all of a worker's run slots to keep others waiting
+    # (Aegra has no per-user limit on runs).
+    asyncio.get_running_loop().set_default_executor(
+        ThreadPoolExecutor(max_workers=run_threads(), thread_name_prefix="rat-run")
+    )
+    yield
+
+
+app = FastAPI(lifespan=lifespan)
 app.add_middleware(RequestGuard)
 
 
