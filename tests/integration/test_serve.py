@@ -621,6 +621,10 @@ def test_requests_past_the_bounds_or_that_the_database_cannot_store_get_a_4xx(
                 headers=headers,
             )
             assert search.status_code == 422 and "$regex" in search.json()["message"]
+            runs = await http.get(
+                f"{served.urls[0]}/threads/{thread}/runs?offset={1 << 63}", headers=headers
+            )
+            assert runs.status_code == 422 and "64 bits" in runs.json()["message"]
             started = time.monotonic()
             huge = await post(
                 json.dumps({"assistant_id": "rat", "input": {"question": "x" * 10_000_000}})

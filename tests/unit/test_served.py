@@ -487,6 +487,11 @@ def test_ids_and_settings_of_the_wrong_type_are_refused_in_one_line() -> None:
     assert asyncio.run(call("GET", "/threads/x?status=%ED%A0%80")) == 422
     assert asyncio.run(call("DELETE", "/store/items", b'{"key": "a\\u0000b"}')) == 422
     assert asyncio.run(call("GET", "/threads/3f1c?status=ok&key=caf%C3%A9")) == 200
+    big = 1 << 63  # offsets and limits are PostgreSQL bigints
+    assert asyncio.run(call("GET", f"/threads/t/runs?limit={big}")) == 422
+    assert asyncio.run(call("GET", f"/threads/t/runs?offset={big - 1}")) == 200
+    assert asyncio.run(call("POST", "/threads/search", f'{{"offset": {big}}}'.encode())) == 422
+    assert asyncio.run(call("POST", "/threads/search", f'{{"offset": {-big}}}'.encode())) == 200
     for field, value in (("collection", 5), ("repair", {}), ("model", ["local"])):
         with pytest.raises(ConfigError, match=f"{field} must be text"):
             Context(**{field: value})

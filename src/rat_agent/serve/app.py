@@ -4,10 +4,10 @@ middleware to it, so what this app adds stands in front of every request.
 - A request body is at most `limits.REQUEST_BYTES` (413), and what it would give a run (a
   question, an ingest list, a context) is within `limits` (413), on every route that starts
   one: Aegra's event-streaming commands call no auth handler.
-- A body must be JSON that PostgreSQL stores: no NaN or infinity, no lone surrogate, no NUL
-  character, not nested too deeply to read (422); the ids and keys in a path or query must
-  be text it stores. Aegra writes them to the database before any graph runs, and such a
-  value made that write, and the request, fail with a 500.
+- A body must be JSON that PostgreSQL stores: no NaN or infinity, no number past 64 bits,
+  no lone surrogate, no NUL character, not nested too deeply to read (422); the ids, keys
+  and numbers in a path or query too. Aegra writes them to the database before any graph
+  runs, and such a value made that write, and the request, fail with a 500.
 - Each sync node of a run has a thread of the event loop's pool: the pool holds one for
   every run the worker takes at once.
 - A clash on a unique index (an assistant updated to the very context another of the
@@ -24,7 +24,7 @@ from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import Any
-from urllib.parse import unquote_to_bytes
+from urllib.parse import parse_qsl, unquote_to_bytes
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
@@ -71,6 +71,8 @@ def _refusal(body: bytes) -> tuple[int, str] | None:
             pending.extend(item.values())
         elif isinstance(item, list):
             pending.extend(item)
+        elif isinstance(item, int) and not -_INT64 <= item < _INT64:
+            return 422, "the request holds a number past 64 bits, which no column holds"
         elif isinstance(item, str):
             try:
                 item.encode("utf-8")
@@ -91,9 +93,12 @@ def _refusal(body: bytes) -> tuple[int, str] | None:
     return None
 
 
+_INT64 = 1 << 63  # offsets and limits are bound to PostgreSQL's bigint
+
+
 def _address_problem(scope: Scope) -> str:
-    """Why the path or query cannot be stored or looked up as text, or "": the ids and keys
-    in them reach PostgreSQL too."""
+    """Why the path or query cannot be stored or looked up as text, or "": the ids, keys,
+    offsets and limits in them reach PostgreSQL too."""
     for part in (
         scope.get("raw_path") or scope.get("path", "").encode(),
         scope.get("query_string", b""),
@@ -105,6 +110,10 @@ def _address_problem(scope: Scope) -> str:
             raw.decode("utf-8")
         except UnicodeDecodeError:
             return "the address holds bytes that are not UTF-8 text"
+    query = unquote_to_bytes(scope.get("query_string", b"")).decode()
+    for _, value in parse_qsl(query):
+        if value.lstrip("+-").isdigit() and not -_INT64 <= int(value) < _INT64:
+            return "the address holds a number past 64 bits, which no column holds"
     return ""
 
 
