@@ -532,3 +532,52 @@ def test_a_list_of_runs_is_held_to_the_bounds_too() -> None:
     refused = _refusal(json.dumps(runs).encode())
     assert refused is not None and refused[0] == 413
     assert _refusal(b'[{"input": {"question": "How?"}}, 3]') is None
+
+
+def _pdf_listing_one_page(times: int) -> bytes:
+    """A valid PDF whose page tree lists one compressed page `times` times."""
+    import zlib
+
+    text = zlib.compress(b"BT /F1 12 Tf 72 720 Td (" + b"lorem ipsum " * 400 + b") Tj ET")
+    kids = b" ".join([b"3 0 R"] * times)
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [" + kids + b"] /Count %d >>" % times,
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+        b"/Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(text) + text + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
+    return bytes(out)
+
+
+def test_a_small_pdf_never_becomes_a_mountain_of_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page listed many times is read once, and a served user's ingest reads a bounded
+    amount of text in all; the rest of its inputs say why they were not read."""
+    bomb = _pdf_listing_one_page(5000)
+    _, text, note = pipeline._pdf_text(bomb)
+    assert len(bomb) < 40_000 and 4000 < len(text) < 6000 and note == ""
+
+    monkeypatch.setattr(pipeline, "SERVED_INGEST_CHARS", 500)  # less than one file
+    for n in range(3):
+        (tmp_path / f"d{n}.md").write_text(f"Document {n}: " + "words of text " * 60 + "\n")
+    with as_served("bob"):
+        report = pipeline.ingest(
+            [str(tmp_path / f"d{n}.md") for n in range(3)], collection=own_collection("d", "bob")
+        )
+    assert report.sources == 1
+    assert [why for _, why in report.failed] == [pipeline.SERVED_TEXT_SPENT] * 2

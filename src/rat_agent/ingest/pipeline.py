@@ -30,6 +30,7 @@ from rat_agent.retrieval.qdrant.client import (
 )
 from rat_agent.retrieval.settings import check_collection_name
 from rat_agent.retrieval.web import fetch, passages
+from rat_agent.served import current_user
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +42,15 @@ CHUNK_TOKENS = 256
 OVERLAP_TOKENS = 32
 BATCH = 64  # texts per embedding call: the embedder's own batch size
 LARGE_FILE_BYTES = 10_000_000  # a file above this gets a warning before it is read
+# A PDF's text is bounded as a page's bytes are (fetch.MAX_BYTES): a few compressed bytes
+# can decode to gigabytes. A served user's ingest reads at most SERVED_INGEST_CHARS in all,
+# so one request cannot hold an ingest thread for hours of embedding.
+PDF_TEXT_CHARS = 5_000_000
+SERVED_INGEST_CHARS = 20_000_000
+SERVED_TEXT_SPENT = (
+    f"not read: this ingest already holds {SERVED_INGEST_CHARS:,} characters of text, the most "
+    "one ingest on a server reads (ingest the rest in another)"
+)
 CHARS_PER_CHUNK = (CHUNK_TOKENS - OVERLAP_TOKENS) * passages.CHARS_PER_TOKEN
 AVERAGE_WORDS = 150.0  # BM25's mean length, fixed: a growing collection has no stable mean
 _NAMESPACE = uuid.UUID("6f1c0a52-33a4-4c35-9a53-5d6c1b4b7a10")
@@ -259,8 +269,9 @@ def _load_url(url: str, allow_private: fetch.Allow | None) -> Loaded:
 
 
 def _parse(source: str, name: str, data: bytes, kind: str, charset: str | None) -> Loaded:
+    note = ""
     if kind == "pdf":
-        title, text = _pdf_text(data)
+        title, text, note = _pdf_text(data)
     else:
         wide = _wide_encoding(data, charset)
         if wide is None and b"\x00" in data[:8192]:
@@ -278,7 +289,7 @@ def _parse(source: str, name: str, data: bytes, kind: str, charset: str | None) 
             )
     if not text.strip():
         raise SkipError("no text in it")
-    return Loaded(source, title or name, text, kind)
+    return Loaded(source, title or name, text, kind, note=note)
 
 
 def _wide_encoding(data: bytes, charset: str | None) -> str | None:
@@ -292,7 +303,10 @@ def _wide_encoding(data: bytes, charset: str | None) -> str | None:
     return declared if declared.startswith(("utf-16", "utf-32")) else None
 
 
-def _pdf_text(data: bytes) -> tuple[str, str]:
+def _pdf_text(data: bytes) -> tuple[str, str, str]:
+    """The PDF's title, its text and a note where it was cut. A few bytes of PDF can list one
+    compressed page a hundred thousand times: each page object is read once, and the text
+    stops at PDF_TEXT_CHARS."""
     import io
 
     from pypdf import PdfReader
@@ -300,13 +314,25 @@ def _pdf_text(data: bytes) -> tuple[str, str]:
 
     # pypdf logs each oddity of a damaged PDF as a warning: the skip line says enough.
     logging.getLogger("pypdf").setLevel(logging.ERROR)
+    texts: list[str] = []
+    size, seen, note = 0, set(), ""
     try:
         reader = PdfReader(io.BytesIO(data))
         title = str(reader.metadata.get("/Title") or "") if reader.metadata else ""
-        text = "\n\n".join(page.extract_text() or "" for page in reader.pages)
+        for page in reader.pages:
+            ref = page.indirect_reference
+            if ref is not None and (ref.idnum, ref.generation) in seen:
+                continue
+            if ref is not None:
+                seen.add((ref.idnum, ref.generation))
+            texts.append(page.extract_text() or "")
+            size += len(texts[-1])
+            if size > PDF_TEXT_CHARS:
+                note = f"cut at {PDF_TEXT_CHARS:,} characters of text: the rest is not ingested"
+                break
     except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
         raise SkipError(f"unreadable PDF: {exc}") from None
-    return title, text
+    return title, "\n\n".join(texts)[:PDF_TEXT_CHARS], note
 
 
 # --- chunks and their ids ------------------------------------------------------------------
@@ -437,13 +463,19 @@ def ingest(
     # Read and cut everything first: the embedding stage then knows its total (the
     # progress bar) and batches chunks across small files (the throughput).
     docs: list[Loaded] = []
+    budget = SERVED_INGEST_CHARS if current_user() else None
     for done, item in enumerate(sources):
         if progress:
             progress("reading", done, len(sources))
+        if budget is not None and budget <= 0:
+            report.failed.append((item, SERVED_TEXT_SPENT))
+            continue
         try:
             docs.append(load(item, allow_private=allow_private))
             if docs[-1].note:
                 report.notes.append((item, docs[-1].note))
+            if budget is not None:
+                budget -= len(docs[-1].text)
         except SkipError as exc:
             report.failed.append((item, str(exc)))
         except Exception as exc:  # one bad input (a PDF bomb, a codec) must not end the rest
