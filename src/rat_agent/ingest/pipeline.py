@@ -42,10 +42,8 @@ CHUNK_TOKENS = 256
 OVERLAP_TOKENS = 32
 BATCH = 64  # texts per embedding call: the embedder's own batch size
 LARGE_FILE_BYTES = 10_000_000  # a file above this gets a warning before it is read
-# A PDF's text is bounded as a page's bytes are (fetch.MAX_BYTES): a few compressed bytes
-# can decode to gigabytes. A served user's ingest reads at most SERVED_INGEST_CHARS in all,
-# so one request cannot hold an ingest thread for hours of embedding.
-PDF_TEXT_CHARS = 5_000_000
+# A served user's ingest reads at most this much text in all (a PDF's is bounded in
+# ingest/pdf.py), so one request cannot hold an ingest thread for hours of embedding.
 SERVED_INGEST_CHARS = 20_000_000
 SERVED_TEXT_SPENT = (
     f"not read: this ingest already holds {SERVED_INGEST_CHARS:,} characters of text, the most "
@@ -304,35 +302,12 @@ def _wide_encoding(data: bytes, charset: str | None) -> str | None:
 
 
 def _pdf_text(data: bytes) -> tuple[str, str, str]:
-    """The PDF's title, its text and a note where it was cut. A few bytes of PDF can list one
-    compressed page a hundred thousand times: each page object is read once, and the text
-    stops at PDF_TEXT_CHARS."""
-    import io
+    from rat_agent.ingest import pdf
 
-    from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
-
-    # pypdf logs each oddity of a damaged PDF as a warning: the skip line says enough.
-    logging.getLogger("pypdf").setLevel(logging.ERROR)
-    texts: list[str] = []
-    size, seen, note = 0, set(), ""
     try:
-        reader = PdfReader(io.BytesIO(data))
-        title = str(reader.metadata.get("/Title") or "") if reader.metadata else ""
-        for page in reader.pages:
-            ref = page.indirect_reference
-            if ref is not None and (ref.idnum, ref.generation) in seen:
-                continue
-            if ref is not None:
-                seen.add((ref.idnum, ref.generation))
-            texts.append(page.extract_text() or "")
-            size += len(texts[-1])
-            if size > PDF_TEXT_CHARS:
-                note = f"cut at {PDF_TEXT_CHARS:,} characters of text: the rest is not ingested"
-                break
-    except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
-        raise SkipError(f"unreadable PDF: {exc}") from None
-    return title, "\n\n".join(texts)[:PDF_TEXT_CHARS], note
+        return pdf.text_of(data)
+    except pdf.Unreadable as exc:
+        raise SkipError(str(exc)) from None
 
 
 # --- chunks and their ids ------------------------------------------------------------------
