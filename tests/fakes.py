@@ -263,13 +263,28 @@ class AgentModel(BaseChatModel):
 
 def make_pdf(text: str) -> bytes:
     """A minimal valid one-page PDF showing `text` (no PDF writer is a dependency)."""
-    stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
+    return pdf_drawing(f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode())
+
+
+def pdf_drawing(
+    content: bytes, *, listed: int = 1, drawn: int = 1, compress: bool = False
+) -> bytes:
+    """A valid PDF of one page drawing `content`: its page tree lists the page `listed` times
+    and the page draws the content `drawn` times, as a bomb would."""
+    import zlib
+
+    stream = zlib.compress(content) if compress else content
+    kids = b" ".join([b"3 0 R"] * listed)
+    draws = b"[" + b" ".join([b"4 0 R"] * drawn) + b"]" if drawn > 1 else b"4 0 R"
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Pages /Kids [" + kids + b"] /Count %d >>" % listed,
         b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
-        b"/Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>",
-        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        b"/Resources << /Font << /F1 5 0 R >> >> /Contents " + draws + b" >>",
+        b"<< /Length %d%s >>\nstream\n"
+        % (len(stream), b" /Filter /FlateDecode" if compress else b"")
+        + stream
+        + b"\nendstream",
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ]
     out = bytearray(b"%PDF-1.4\n")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from fakes import as_served, plan_model
+from fakes import as_served, pdf_drawing, plan_model
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from langgraph_sdk import Auth
@@ -529,35 +529,6 @@ def test_a_list_of_runs_is_held_to_the_bounds_too() -> None:
     assert _refusal(b'[{"input": {"question": "How?"}}, 3]') is None
 
 
-def _pdf_listing_one_page(times: int) -> bytes:
-    """A valid PDF whose page tree lists one compressed page `times` times."""
-    import zlib
-
-    text = zlib.compress(b"BT /F1 12 Tf 72 720 Td (" + b"lorem ipsum " * 400 + b") Tj ET")
-    kids = b" ".join([b"3 0 R"] * times)
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [" + kids + b"] /Count %d >>" % times,
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
-        b"/Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>",
-        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(text) + text + b"\nendstream",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-    ]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1,
-        xref,
-    )
-    return bytes(out)
-
-
 def test_a_small_pdf_never_becomes_a_mountain_of_text(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -565,7 +536,8 @@ def test_a_small_pdf_never_becomes_a_mountain_of_text(
     amount of text in all; the rest of its inputs say why they were not read."""
     from rat_agent.ingest import pdf
 
-    bomb = _pdf_listing_one_page(5000)
+    text = b"BT /F1 12 Tf 72 720 Td (" + b"lorem ipsum " * 400 + b") Tj ET"
+    bomb = pdf_drawing(text, listed=5000, compress=True)
     _, text, note = pdf.text_of(bomb)
     assert len(bomb) < 40_000 and 4000 < len(text) < 6000 and note == ""
 
@@ -586,36 +558,10 @@ def test_a_pdf_that_would_take_any_amount_of_work_is_skipped_within_the_limits(
     """One page can draw one long stream of content many times; parsing it yields no text
     and costs seconds of CPU and hundreds of MB a copy. The child process that reads a PDF
     is stopped at its limits (here 2 s), and the ingest goes on."""
-    import zlib
-
     from rat_agent.ingest import pdf
 
-    content = zlib.compress(b"BT /F1 12 Tf () Tj ET\n" * 50_000)  # 1 MB of no text
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
-        b"/Resources << /Font << /F1 5 0 R >> >> /Contents ["
-        + b" ".join([b"4 0 R"] * 50)
-        + b"] >>",
-        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(content)
-        + content
-        + b"\nendstream",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-    ]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1,
-        xref,
-    )
+    out = pdf_drawing(b"BT /F1 12 Tf () Tj ET\n" * 50_000, drawn=50, compress=True)  # no text
     monkeypatch.setattr(pdf, "CPU_SECONDS", 2)
     assert len(out) < 5000
     with pytest.raises(pdf.Unreadable, match="took more than 2 s of CPU"):
-        pdf.text_of(bytes(out))
+        pdf.text_of(out)
