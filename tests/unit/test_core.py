@@ -1,19 +1,24 @@
-"""The general core: on a source that declares no domain, default settings run exactly the
-paper's loop and write the answer from its steps, and a revision changes a step only on a
-passage that bears on it."""
+"""The core at its defaults, on a source that declares no domain, is the paper's Algorithm 1:
+a chain-of-thought draft; for each step a query from the task, the revised steps before it
+and the step; a retrieval with that query; a revision that sees the task, the revised
+steps before it, the step and its documents, and whose reply is the step."""
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 import pytest
 from fakes import ListRetriever, ScriptedModel, current_step, prompt_text, wiki_docs
 from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage
+from langgraph.checkpoint.sqlite import SqliteSaver
 
 from rat_agent import build_graph
 from rat_agent.agent import prompts
 from rat_agent.agent.context import Context
+from rat_agent.agent.nodes import RatNodes
+from rat_agent.errors import UnusableReply
 from rat_agent.retrieval.settings import MINECRAFT
 
 QUESTION = "Plan the task QX"
@@ -32,24 +37,22 @@ PAGES = [
 ]
 
 
+def revised_text(step: str) -> str:
+    return f"{step} Use the alpha tool at level 3."
+
+
 def scripted(revise: Any = None) -> ScriptedModel:
-    """Drafts DRAFT; quotes the first line shown and names a prerequisite in every
-    revision (which only a plan repair extension would act on)."""
+    """Drafts DRAFT; each query names its step's number; each revision adds a detail."""
 
     def respond(kind: str, messages: list[BaseMessage]) -> str:
         if kind == "draft":
             return DRAFT
         if kind == "query":
-            return f"QUERY{len(current_step(messages))}"
+            step = current_step(messages)
+            return f"QUERY{DRAFTS.index(step) + 1}" if step in DRAFTS else step
         if kind == "revise":
             step = current_step(messages)
-            if revise is not None:
-                return str(revise(step, messages))
-            return (
-                "FACT: 1a. ALPHAWOOD: each part of QX is done, to finish it, with the alpha "
-                f"tool at level 3.\nSTEP: {step} Use the alpha tool at level 3.\nNEEDS: Get QUERY1 "
-                "about ALPHAWOOD"
-            )
+            return str(revise(step, messages)) if revise is not None else revised_text(step)
         if kind == "goal":  # only a plan repair extension asks it
             return "Nothing in particular"
         if kind == "answer":
@@ -64,102 +67,181 @@ def run(model: ScriptedModel, retriever: Any = None, **context: Any) -> dict[str
     return graph.invoke({"question": QUESTION}, context=context)
 
 
-def test_the_default_loop_on_a_passed_in_retriever_is_the_papers() -> None:
-    """2 + 2n calls for n draft steps: the draft is a reply, written from the task's own
-    passages where they bear on it and the source confirms no name of the model's own
-    answer (the prompt the rag method sends, after the model's own), each of its parts a
-    step; n revised steps, each the model's revision, each with its sources; nothing
-    dropped, inserted or rewritten by a rule; the answer is that reply with its parts
-    revised in place."""
+def test_three_steps_are_seven_calls_and_three_retrievals_each_revision_causal() -> None:
+    """Steps as the answer: 1 + 2n calls for n draft steps, n retrievals with the model's
+    queries; each query and revision prompt holds the revised steps before it and no later
+    draft step; each revised step is the model's reply."""
     model, retriever = scripted(), ListRetriever(documents=PAGES)
-    result = run(model, retriever)
-    assert [kind for kind, _ in model.calls] == ["draft"] * 2 + ["query", "revise"] * 3
-    assert prompt_text(model.calls[0][1]) == prompt_text(prompts.direct_messages(QUESTION))
-    assert retriever.queries == [QUESTION] + [f"QUERY{len(d)}" for d in DRAFTS]
-    drafted = prompt_text(model.calls[1][1])
-    assert prompts.RAG_ANSWER.strip() in drafted and "[1] QX guide (corpus:qx)" in drafted
+    result = run(model, retriever, output="steps")
+    assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 3
+    assert retriever.queries == ["QUERY1", "QUERY2", "QUERY3"]
+    drafting = prompts.draft_messages(prompts.SYSTEM, prompts.DRAFT, QUESTION, 8)
+    assert prompt_text(model.calls[0][1]) == prompt_text(drafting)
+    assert "<documents>\n" not in prompt_text(model.calls[0][1])  # no retrieval before the draft
+    for i in range(3):
+        for kind, messages in model.calls[1 + 2 * i : 3 + 2 * i]:
+            text = prompt_text(messages)
+            assert current_step(messages) == DRAFTS[i], kind
+            for before in DRAFTS[:i]:
+                assert revised_text(before) in text  # T*_1..i-1
+            for later in DRAFTS[i + 1 :]:
+                assert later not in text  # never a later draft step
+            assert ("ALPHAWOOD" in text) == (kind == "revise")  # R_i, in the revision only
     steps = result["steps"]
     assert [s["draft"] for s in steps] == DRAFTS
-    assert [s["revised"] for s in steps] == [f"{d} Use the alpha tool at level 3." for d in DRAFTS]
+    assert [s["revised"] for s in steps] == [revised_text(d) for d in DRAFTS]
     assert [s["status"] for s in steps] == ["revised"] * 3
     for step in steps:
         assert {s["source"] for s in step["sources"]} == {"corpus:qx", "corpus:alpha"}
-        assert step["fact"].startswith("ALPHAWOOD: each part")
-        assert "makes" not in step and "QUERY1" not in step["revised"]
     assert result["answer"] == "\n".join(
-        f"STEP {n}: {d} Use the alpha tool at level 3." for n, d in enumerate(DRAFTS, 1)
+        f"STEP {n}: {revised_text(d)}" for n, d in enumerate(DRAFTS, 1)
     )
-    # the core's grounded prompt carries no domain example
-    revision = prompt_text(model.calls[3][1])
-    for word in ("craft", "recipe", "dough", "mixer", "flour", "NEEDS"):
-        assert word not in revision
 
 
-def test_a_chain_of_thought_draft_is_the_papers_loop_then_an_answer_from_its_steps() -> None:
-    """draft "cot": 1 + 2n calls for the steps, then the answer written from them."""
+def test_by_default_the_answer_is_written_from_the_revised_steps() -> None:
     model = scripted()
-    result = run(model, draft="cot")
+    result = run(model)
     assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 3 + ["answer"]
-    drafting = prompts.draft_messages(QUESTION, Context().max_steps)
-    assert prompt_text(model.calls[0][1]) == prompt_text(drafting)
-    assert [s["revised"] for s in result["steps"]] == [
-        f"{d} Use the alpha tool at level 3." for d in DRAFTS
-    ]
-    assert result["answer"] == "The written answer."
     written = prompt_text(model.calls[-1][1])
-    # the checked steps, the line they quoted and the passages closest to the task
     assert "STEP 3: Finish QX. Use the alpha tool at level 3." in written
-    assert written.count("ALPHAWOOD: each part of QX") >= 2
-    assert written.index("Checked steps so far") < written.index("<documents>\n")
-    # as a plan, the steps are the answer
-    model = scripted()
-    result = run(model, draft="cot", output="steps")
-    assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 3
-    assert result["answer"] == "\n".join(
-        f"STEP {n}: {d} Use the alpha tool at level 3." for n, d in enumerate(DRAFTS, 1)
-    )
+    assert prompts.ANSWER in written and "<documents>\n" not in written
+    assert result["answer"] == "The written answer."
 
 
-def test_the_general_revision_prompt_has_no_domain_words() -> None:
-    for text in (prompts.SYSTEM, prompts.REVISE_GROUNDED, prompts.REVISE_GROUNDED_JSON):
-        for word in ("craft", "recipe", "item", "tool", "quantit", "dough", "mixer"):
-            assert word not in text.lower()
+def test_text_queries_cost_no_call() -> None:
+    model, retriever = scripted(), ListRetriever(documents=PAGES)
+    run(model, retriever, output="steps", query_mode="text")
+    assert [kind for kind, _ in model.calls] == ["draft"] + ["revise"] * 3
+    assert retriever.queries == DRAFTS
 
 
 @pytest.mark.parametrize(
-    "reply",
+    ("reply", "status", "revised"),
     [
-        "FACT: NONE\nSTEP: Something else entirely.",
-        "FACT: 9z. A line no document has.\nSTEP: Something else entirely.",
-        "Something else entirely.",
+        ("Do the first part of QX.", "unchanged", DRAFTS[0]),  # kept as drafted
+        ("STEP 1: Something else entirely.", "revised", "Something else entirely."),
+        ("Revised step: Something else entirely.", "revised", "Something else entirely."),
+        ("No word of it is in any document.", "revised", "No word of it is in any document."),
     ],
 )
-def test_a_revision_without_a_passage_that_bears_on_it_keeps_the_draft(reply: str) -> None:
+def test_the_models_revision_is_the_step(reply: str, status: str, revised: str) -> None:
+    """No rule second-guesses a revision: only its labels are taken off."""
+    model = scripted(lambda step, messages: reply if step == DRAFTS[0] else step)
+    result = run(model, output="steps")
+    assert result["steps"][0]["status"] == status
+    assert result["steps"][0]["revised"] == revised
+    assert result["steps"][0]["note"] == ""
+
+
+@pytest.mark.parametrize("reply", ["", "  \n ", "<think>only thinking</think>"])
+def test_an_empty_revision_keeps_the_draft_and_says_so(reply: str) -> None:
     model = scripted(lambda step, messages: reply)
-    result = run(model)
+    result = run(model, output="steps")
     assert [s["revised"] for s in result["steps"]] == DRAFTS
     assert {s["status"] for s in result["steps"]} == {"not_revised"}
-    assert {s["note"] for s in result["steps"]} == {"no passage bears on it; the draft was kept"}
-    assert [kind for kind, _ in model.calls] == ["draft"] * 2 + ["query", "revise"] * 3
-    assert result["answer"] == DRAFT  # the draft, unchanged
+    assert {s["note"] for s in result["steps"]} == {
+        "the model's revision was empty or cut short; the draft was kept"
+    }
+
+
+def test_a_step_with_no_documents_keeps_its_draft() -> None:
+    model = scripted()
+    result = run(model, ListRetriever(documents=[]), output="steps")
+    assert [kind for kind, _ in model.calls] == ["draft"] + ["query"] * 3
+    assert {s["note"] for s in result["steps"]} == {"no documents retrieved; the draft was kept"}
+
+
+def test_a_sourced_draft_is_written_with_the_tasks_passages() -> None:
+    model, retriever = scripted(), ListRetriever(documents=PAGES)
+    result = run(model, retriever, draft="sourced", output="steps")
+    assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 3
+    assert retriever.queries == [QUESTION, "QUERY1", "QUERY2", "QUERY3"]
+    drafted = prompt_text(model.calls[0][1])
+    assert "[1] QX guide (corpus:qx)" in drafted and "ALPHAWOOD" in drafted
+    assert drafted.index("</documents>") < drafted.index("Answer the task with step-by-step")
+    assert len(result["steps"]) == 3
+
+
+def test_the_prompts_are_the_runs_to_set() -> None:
+    model = scripted()
+    run(
+        model,
+        output="steps",
+        system_prompt="You are terse.",
+        draft_prompt="Plan in {max_steps} steps or fewer.",
+        query_prompt="QUERY PLEASE",
+        revise_prompt="REVISE PLEASE",
+    )
+    assert all(messages[0].content == "You are terse." for _, messages in model.calls)
+    assert prompt_text(model.calls[0][1]).endswith("Plan in 8 steps or fewer.")
+    assert prompt_text(model.calls[1][1]).endswith("QUERY PLEASE")
+    assert prompt_text(model.calls[2][1]).endswith("REVISE PLEASE")
+
+
+def test_a_crash_mid_loop_resumes_the_same_pattern(tmp_path: Any) -> None:
+    """A revision that fails stops the run after step 1 is checkpointed; resumed, the run
+    revises step 2 with step 1 revised in its prompt, and nothing is asked twice."""
+
+    def failing(step: str, messages: list[BaseMessage]) -> str:
+        if step == DRAFTS[1]:
+            raise UnusableReply("the model went away")
+        return revised_text(step)
+
+    config: Any = {"configurable": {"thread_id": "t"}}
+    with sqlite3.connect(tmp_path / "runs.db", check_same_thread=False) as connection:
+        saver = SqliteSaver(connection)
+        first = scripted(failing)
+        graph = build_graph(llm=first, retriever=ListRetriever(documents=PAGES), checkpointer=saver)
+        with pytest.raises(UnusableReply):
+            graph.invoke({"question": QUESTION}, config, context={"output": "steps"})
+        assert [kind for kind, _ in first.calls] == ["draft", "query", "revise", "query", "revise"]
+        second = scripted()
+        graph = build_graph(
+            llm=second, retriever=ListRetriever(documents=PAGES), checkpointer=saver
+        )
+        result = graph.invoke(None, config, context={"output": "steps"})
+    assert [kind for kind, _ in second.calls] == ["revise", "query", "revise"]
+    assert revised_text(DRAFTS[0]) in prompt_text(second.calls[0][1])
+    assert DRAFTS[2] not in prompt_text(second.calls[0][1])
+    assert [s["revised"] for s in result["steps"]] == [revised_text(d) for d in DRAFTS]
 
 
 def test_a_retriever_by_import_path_gets_the_papers_loop() -> None:
     model = scripted()
     graph = build_graph(llm=model)
     result = graph.invoke({"question": QUESTION}, context={"retriever": "fakes:SHARED_RETRIEVER"})
-    assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 3
+    assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 3 + ["answer"]
     assert len(result["steps"]) == 3
 
 
 def test_a_retriever_that_declares_minecraft_gets_crafting_repair() -> None:
-    """The domain is the source's to declare; plan repair follows it."""
+    """The domain is the source's to declare; plan repair follows it, and with it the steps
+    are the answer."""
     model = scripted()
     run(model, ListRetriever(documents=wiki_docs(2), metadata=dict(MINECRAFT)))
     assert [kind for kind, _ in model.calls][:2] == ["draft", "goal"]
+    assert "answer" not in [kind for kind, _ in model.calls]
     model = scripted()
     run(model, ListRetriever(documents=wiki_docs(2), metadata=dict(MINECRAFT)), repair="off")
-    assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 3  # a plan
+    assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 3 + ["answer"]
+
+
+def test_auto_is_resolved_once_from_the_models_profile() -> None:
+    """A model the user brings gets the paper's defaults; the choices are saved with the run."""
+    nodes = RatNodes(retriever=ListRetriever(documents=PAGES))
+    brought = nodes.resolve(Context(model="openai:gpt-4o-mini"))
+    assert (brought.draft, brought.query_mode, brought.output, brought.repair) == (
+        "cot",
+        "llm",
+        "answer",
+        "off",
+    )
+    chosen = nodes.resolve(Context(model="openai:gpt-4o-mini", draft="sourced", output="steps"))
+    assert (chosen.draft, chosen.output) == ("sourced", "steps")
+    model = scripted()
+    graph = build_graph(llm=model, retriever=ListRetriever(documents=PAGES))
+    state = graph.invoke({"question": QUESTION}, context={"output": "steps"})
+    assert "settings" not in state  # not in the output; saved in the checkpoint (test_resume)
 
 
 def test_general_repair_inserts_a_prerequisite_its_passage_supports() -> None:

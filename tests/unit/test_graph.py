@@ -18,6 +18,7 @@ from langchain_core.messages import BaseMessage
 from langgraph.types import RetryPolicy
 
 from rat_agent import ConfigError, build_graph
+from rat_agent.agent import prompts
 from rat_agent.errors import RetrievalError
 
 DRAFT = "STEP 1: chop wood\nSTEP 2: craft planks\nSTEP 3: build a table\nSTEP 4: make sticks"
@@ -312,9 +313,12 @@ def test_studio_forms_come_from_the_schemas() -> None:
     context = graph.get_context_jsonschema()["properties"]
     assert set(context) == {f.name for f in fields(Context)}
     assert all(prop.get("description") for prop in context.values())
-    assert context["query_mode"]["enum"] == ["llm", "text"]
-    assert context["source"]["enum"] == ["offline", "wiki", "auto"]
+    assert context["query_mode"]["enum"] == ["auto", "llm", "text"]
+    assert context["draft"]["enum"] == ["auto", "cot", "sourced"]
     assert context["output"]["enum"] == ["auto", "steps", "answer"]
+    assert context["revise_prompt"]["default"] == prompts.REVISE  # Studio can edit the prompts
+    # the options a user sets, then the prompts: nothing else
+    assert len([name for name in context if not name.endswith("_prompt")]) == 15
     assert context["review_draft"]["type"] == "boolean"
     assert set(graph.get_output_jsonschema()["properties"]) == {
         "question",

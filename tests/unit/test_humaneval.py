@@ -10,7 +10,6 @@ from fakes import ListRetriever, ScriptedModel, prompt_text, wiki_docs
 from langchain_core.messages import BaseMessage
 
 from rat_agent import retrieval
-from rat_agent.agent import code, prompts
 from rat_agent.agent.context import Context
 from rat_agent.agent.graph import build_graph
 from rat_agent.errors import ConfigError
@@ -44,16 +43,30 @@ def test_the_splits_report_on_the_first_40_and_tune_on_the_next_60() -> None:
         humaneval.split(problems, "train")
 
 
-def test_every_problem_gives_its_code_so_rat_drafts_the_models_own_answer() -> None:
-    """Draft "auto" writes a task with a code block from the model alone, never from the
-    pages: the HumanEval figures hold for the default only while every problem holds one."""
+def test_rat_drafts_steps_for_a_problem_and_writes_the_code_from_them() -> None:
+    """The benchmark's settings: each step's text is its query; the answer, the code, is
+    written from the revised steps and passes the problem's tests."""
     question = humaneval.question(FIRST)
-    model = ScriptedModel(respond=lambda kind, _: "```python\npass\n```")
+
+    def respond(kind: str, messages: list[BaseMessage]) -> str:
+        if kind == "draft":
+            return "STEP 1: Compare every pair of numbers.\nSTEP 2: Return True if two are close."
+        if kind == "revise":
+            return "Compare every pair of numbers, i < j, by their absolute difference."
+        assert kind == "answer", kind
+        return f"```python\n{full_function(FIRST)}\n```"
+
+    model = ScriptedModel(respond=respond)
     retriever = ListRetriever(documents=wiki_docs(1))
-    build_graph(llm=model, retriever=retriever).invoke({"question": question})
-    assert prompt_text(model.calls[0][1]) == prompt_text(prompts.direct_messages(question))
-    assert question not in retriever.queries
-    assert all(code.holds_block(humaneval.question(p)) for p in PROBLEMS)
+    context = {"retriever": "qdrant", "query_mode": "text"}  # cli/eval.DEFAULTS["humaneval"]
+    result = build_graph(llm=model, retriever=retriever).invoke(
+        {"question": question}, context=context
+    )
+    assert [kind for kind, _ in model.calls] == ["draft", "revise", "revise", "answer"]
+    assert retriever.queries == ["Compare every pair of numbers.", "Return True if two are close."]
+    assert "i < j" in prompt_text(model.calls[-1][1])
+    code = humaneval.extract_code(result["answer"], FIRST["entry_point"])
+    assert humaneval.run_tests(FIRST, code) == (True, "")
 
 
 @pytest.mark.parametrize("index", [0, 12, 32, 53, 107, 163])

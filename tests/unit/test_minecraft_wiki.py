@@ -14,14 +14,14 @@ import socket
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from langchain_core.documents import Document
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from rat_agent.agent.context import Context, MinecraftSource
+from rat_agent.agent.context import Context
 from rat_agent.errors import ConfigError, RetrievalError
 from rat_agent.minecraft.corpus import build_pages
 from rat_agent.retrieval import minecraft
@@ -182,12 +182,12 @@ def wiki(httpserver: HTTPServer, monkeypatch: pytest.MonkeyPatch) -> FakeWiki:
 
 
 def retrieve(
-    source: MinecraftSource = "wiki",
+    source: Literal["wiki", "auto"] = "wiki",
     k: int = 3,
     doc_chars: int = 400,
     query: str = "how do I craft a diamond pickaxe",
 ) -> list[Document]:
-    retriever = wiki_retriever(Context(source=source, k=k, doc_chars=doc_chars))
+    retriever = wiki_retriever(Context(k=k), fallback=source == "auto", doc_chars=doc_chars)
     documents: list[Document] = retriever.invoke(query)
     return documents
 
@@ -289,7 +289,7 @@ def test_search_keywords_are_not_passed_on(wiki: FakeWiki, no_ranking: None) -> 
 
 
 def test_the_async_path_gives_the_same_documents(wiki: FakeWiki) -> None:
-    retriever = wiki_retriever(Context(source="wiki", k=3, doc_chars=400))
+    retriever = wiki_retriever(Context(k=3), doc_chars=400)
     documents = asyncio.run(retriever.ainvoke("how do I craft a diamond pickaxe"))
     assert documents == retriever.invoke("how do I craft a diamond pickaxe")
     assert sorted(set(wiki.parses())) == ["Diamond Pickaxe", "Diamond Pickaxe (removed)", "Pickaxe"]
@@ -493,7 +493,7 @@ def test_auto_answers_offline_while_the_wiki_is_down(
     )
     assert documents[0].metadata["title"] == "Diamond Pickaxe"
     assert len(wiki_down) == 1
-    retriever = wiki_retriever(Context(source="auto", k=2))
+    retriever = wiki_retriever(Context(k=2), fallback=True)
     later = asyncio.run(retriever.ainvoke("how do I obtain Torch"))
     assert later[0].metadata["source"] == "minecraft-corpus:torch"
     assert len(wiki_down) == 1  # remembered as down: no second wait for the timeout
@@ -552,7 +552,7 @@ def test_a_loopback_wiki_is_refused_without_the_opt_in(
 def test_a_bad_endpoint_fails_at_build(endpoint: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MINECRAFT_WIKI_API", endpoint)
     with pytest.raises(ConfigError, match="MINECRAFT_WIKI_API"):
-        wiki_retriever(Context(source="wiki"))
+        wiki_retriever(Context())
 
 
 def test_building_needs_no_network(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -563,8 +563,8 @@ def test_building_needs_no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(wiki_source, "afetch", no_network)
     monkeypatch.setattr(minecraft, "get_index", no_network)
-    retriever = wiki_retriever(Context(source="auto", k=4, doc_chars=800))
+    retriever = wiki_retriever(Context(k=4), fallback=True, doc_chars=800)
     assert isinstance(retriever, wiki_source.MinecraftWikiRetriever)
     assert retriever.endpoint == "https://minecraft.wiki/api.php"
     assert retriever.k == 4 and retriever.fallback is not None
-    assert wiki_retriever(Context(source="wiki")).fallback is None  # type: ignore[attr-defined]
+    assert wiki_retriever(Context()).fallback is None  # type: ignore[attr-defined]

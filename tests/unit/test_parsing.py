@@ -12,19 +12,18 @@ from rat_agent.agent.parsing import (
     BULLET_MARKER,
     NUMBER_MARKER,
     STEP_MARKER,
-    Revision,
     clean_query,
     clean_reply,
     drop_repeats,
     merge_tail,
     normalize,
-    parse_revision,
     parse_thought,
     pick_step,
     split_steps,
     strip_thinking,
 )
 from rat_agent.repair.plan import goal_name
+from rat_agent.repair.reply import Revision, parse_revision
 
 # Step texts that cannot themselves look like list markers or code fences.
 words = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8)

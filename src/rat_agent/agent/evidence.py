@@ -24,12 +24,7 @@ Document = dict[str, str]
 
 PASSAGE_CHARS = 400  # a longer line is cut into sentences, then packed up to this
 MIN_WORDS = 2  # one word ("Uses", a bare title) says nothing on its own; "maxmemory <bytes>" does
-# Where a passage stands is evidence too: the retriever ranks documents by exact names as
-# well as meaning, and a page puts its main facts first ("smelt raw iron" before "9 iron
-# nuggets give 1 iron ingot", which an embedding finds as close to "get iron ingots").
-RANK_PENALTY = 0.1  # cosine given up per place a document is lower in the retrieval
-LINE_PENALTY = 0.1  # ... and per line further down its document
-LINE_PENALTY_MAX = 0.5
+LINE_PENALTY_MAX = 5  # a source's position penalty counts at most this many lines down
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+(?=\S)")
 _BULLET = re.compile(r"^\s*(?:[-*\u2022+]|\d{1,3}[.)])\s+")
 _COMMENT = re.compile(r"^\s*(?:#+|//+|;+)(?=\s|$)")
@@ -122,7 +117,9 @@ class Evidence(NamedTuple):
     support: float | None  # the best passage's cosine to the targets; None: nothing to score
 
 
-def select(documents: Sequence[Document], targets: Sequence[str], budget: int) -> Evidence:
+def select(
+    documents: Sequence[Document], targets: Sequence[str], budget: int, penalty: float = 0.0
+) -> Evidence:
     """The documents, each cut down to its passages closest to `targets` (the step's query
     and draft), best first across all documents until `budget` tokens are used.
 
@@ -134,6 +131,10 @@ def select(documents: Sequence[Document], targets: Sequence[str], budget: int) -
     among all kept ones (0: the best match), so a revision can be held to the best few.
     A document with no passage kept is left out, and documents stay in the retriever's
     order. Thoughts from memory are one passage each.
+
+    A source whose pages put their main facts first may declare a `penalty`: the cosine a
+    passage gives up per place its document is lower in the retrieval, and per line further
+    down its document (at most LINE_PENALTY_MAX lines).
     """
     header = [tokens(f"[{n}] {d['title']} ({d['source']})\n") for n, d in enumerate(documents, 1)]
     candidates: list[tuple[int, int, str]] = []  # (document, position, passage)
@@ -152,12 +153,10 @@ def select(documents: Sequence[Document], targets: Sequence[str], budget: int) -
     targets = [t for t in targets if t.strip()]
     if not candidates or not targets:
         return Evidence([], None)
-    # The retriever's order is evidence too (its lexical half matches exact names): a
-    # passage of a lower-ranked document must be clearly closer to win.
     rank = np.asarray([n for n, _, _ in candidates], dtype=np.float32)
     line = np.asarray([p for _, p, _ in candidates], dtype=np.float32)
     similarity = _vectors(keyed) @ _vectors(targets).mean(axis=0)
-    scores = similarity - RANK_PENALTY * rank - np.minimum(LINE_PENALTY * line, LINE_PENALTY_MAX)
+    scores = similarity - penalty * (rank + np.minimum(line, LINE_PENALTY_MAX))
     chosen: dict[int, list[tuple[str, int]]] = {}  # document -> (passage, rank overall)
     used = 0
     for i in np.argsort(-scores, kind="stable"):

@@ -4,8 +4,8 @@ The core runs Algorithm 1 as the paper states it. A plan repair extension (its o
 prompt, goal tracking, prerequisites inserted as steps, steps dropped) answers four
 questions the loop asks at fixed points; with none, each has the paper's answer: the draft
 is the model's, every step is looked up and revised, and the plan ends with its last step.
-The Minecraft source switches its extension on (minecraft/repair.py); `repair` in the
-context picks one for any source.
+The Minecraft sources switch theirs on (repair/crafting.py); `repair` in the context picks
+one for any source.
 """
 
 from __future__ import annotations
@@ -102,9 +102,8 @@ REPAIRS = {
 
 def repair_for(ctx: Context, domain: Callable[[], str]) -> PlanRepair | None:
     """The run's plan repair: the source's own by default (`repair` "auto": `domain()` is
-    asked then only), none for a source that declares no domain. It applies where each step
-    is revised alone against a quote, the only revision whose reply it can read."""
-    if ctx.repair == "off" or not ctx.quotes_each_step() or not ctx.method.startswith("rat"):
+    asked then only), none for a source that declares no domain, and none for a baseline."""
+    if ctx.repair == "off" or ctx.method != "rat":
         return None
     name = ctx.repair
     if name == "auto":

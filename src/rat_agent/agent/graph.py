@@ -4,28 +4,21 @@
     [review_draft]                 a person edits T (review_draft=true): pause, resume
     repeat for i = 1..n:
         to_query                   Qi  <- ToQuery(I, T*1..i-1, Ti)
-        retrieve                   Ri  <- RetrieveFromCorpus(Qi), cut to the passages
-                                          closest to Qi and Ti (evidence)
+        retrieve                   Ri  <- RetrieveFromCorpus(Qi)
         revise_step                T*i <- p(.|I, T*1..i-1, Ti, Ri)
         append_next                i   <- i + 1
-    write_answer (output)          the final response from T*1..n, the lines they quoted and
-                                   the passages closest to the task (how-to, code, prose)
-    remember (memory=true)         thoughts <- p(.|I, T*, answer), kept if confident and novel
+    write_answer                   output "answer": the response, from T*1..n
+    remember                       memory=true: thoughts <- p(.|I, T*, answer)
 
-On every source this is the paper's loop: 1 + 2n model calls for n draft steps. A plan
-repair extension (extension.py; the Minecraft source switches its own on) may drop Ti, or
-find that Ti needs something no earlier step made; those prerequisites become draft steps
-before Ti, so n grows and each of them goes through the loop, and Ti is checked again after
-them. The loop still moves strictly forward over the plan.
+n draft steps cost 1 + 2n model calls (n with query_mode "text"), and one more for the
+answer. A plan repair extension (extension.py; the Minecraft sources switch theirs on) may
+drop Ti, or insert before it the steps it needs, which the loop then checks like any other.
 
-The context's `method` turns the same graph into each of the paper's baselines: direct
-(START -> direct), cot (draft_cot -> END), rag (START -> retrieve_once -> answer_once),
-cot_rag (draft_cot -> retrieve_once -> answer_once), rat_noncausal and rat_official_layout
-(the loop above, with queries from the draft / the official prompts); react (START -> react:
-the tool-calling agent a user would build instead, react.py). Where the run writes
-an answer (`output`), every method that makes steps ends in write_answer. With memory=true,
-retrieve also reads the thought memory, and every method that retrieves ends in remember
-(Thought-Retriever).
+The context's `method` turns the same graph into each baseline: direct (START -> direct),
+cot (draft_cot, then the answer), rag (START -> retrieve_once -> answer_once); react
+(START -> react: the tool-calling agent a user would build instead, react.py). With
+memory=true, retrieval also reads the thought memory, and every method that retrieves ends
+in remember (Thought-Retriever).
 """
 
 from __future__ import annotations
@@ -43,7 +36,7 @@ from langgraph.types import RetryPolicy
 
 from rat_agent.agent.baselines import answer_once, direct, retrieve_once, retrieve_once_failed
 from rat_agent.agent.context import Context
-from rat_agent.agent.nodes import RatNodes, context_of, has_next_step
+from rat_agent.agent.nodes import RatNodes, context_of, has_next_step, settings_of
 from rat_agent.agent.react import react
 from rat_agent.agent.remember import remember
 from rat_agent.agent.state import (
@@ -95,12 +88,12 @@ RETRIEVAL_RETRY = RetryPolicy(max_attempts=3, initial_interval=0.5, retry_on=_re
 AfterAnswer = Literal["remember", "__end__"]
 AfterSteps = Literal["write_answer", AfterAnswer]
 AfterStep = Literal["to_query", AfterSteps]
-AfterDraft = Literal["review_draft", "to_query", "retrieve_once", AfterSteps]
+AfterDraft = Literal["review_draft", "to_query", AfterSteps]
 Start = Literal["direct", "retrieve_once", "draft_cot", "react"]
 
 
 def route_start(state: State, runtime: Runtime[Context]) -> Start:
-    """The paper's one-call baselines skip the draft."""
+    """The one-call baselines skip the draft."""
     method = context_of(runtime).method
     if method == "direct":
         return DIRECT
@@ -109,40 +102,31 @@ def route_start(state: State, runtime: Runtime[Context]) -> Start:
     return RETRIEVE_ONCE if method == "rag" else DRAFT_COT
 
 
-def after_draft(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> AfterDraft:
-    ctx = context_of(runtime)
+def after_draft(state: State, runtime: Runtime[Context]) -> AfterDraft:
+    ctx = settings_of(state, runtime)
     if ctx.method == "cot":
-        return after_steps(nodes, state, runtime)
-    if ctx.method == "cot_rag":
-        return RETRIEVE_ONCE
+        return after_steps(state, runtime)
     return REVIEW_DRAFT if ctx.review_draft else TO_QUERY
 
 
-def after_step(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> AfterStep:
-    """Loop while draft steps remain; then finish, writing an answer if asked to."""
+def after_step(state: State, runtime: Runtime[Context]) -> AfterStep:
+    """Loop while draft steps remain; then finish."""
     if has_next_step(state):
         return TO_QUERY
-    return after_steps(nodes, state, runtime)
+    return after_steps(state, runtime)
 
 
-def after_steps(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> AfterSteps:
-    """Every method with steps ends in a written response where the run writes one
-    (`output`; a how-to question, code)."""
-    if nodes.writes_answer(context_of(runtime)):
+def after_steps(state: State, runtime: Runtime[Context]) -> AfterSteps:
+    """The one rule of the output: the steps are the answer (a plan), or a last call writes
+    the response from them (`output`, resolved when the run starts)."""
+    if settings_of(state, runtime).output == "answer":
         return WRITE_ANSWER
     return after_answer(state, runtime)
 
 
-def after_once(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> AfterSteps:
-    """RAG's reply is its answer, as DIRECT's is; CoT+RAG's revised draft is steps."""
-    if context_of(runtime).method == "rag":
-        return after_answer(state, runtime)
-    return after_steps(nodes, state, runtime)
-
-
 def after_answer(state: State, runtime: Runtime[Context]) -> AfterAnswer:
     """With memory on, the finished run's conclusions become thoughts."""
-    return REMEMBER if context_of(runtime).memory else "__end__"
+    return REMEMBER if settings_of(state, runtime).memory else "__end__"
 
 
 def _targets(route: Any) -> list[str]:
@@ -175,7 +159,7 @@ def build_graph(
     builder.add_node(APPEND_NEXT, nodes.append_next)
     builder.add_node(WRITE_ANSWER, nodes.write_answer, retry_policy=MODEL_RETRY)
     builder.add_node(REMEMBER, partial(remember, nodes))
-    # the baselines (method != "rat"), sharing the model, retriever and budgets
+    # the baselines, sharing the model, retriever and budgets
     builder.add_node(DIRECT, partial(direct, nodes), retry_policy=MODEL_RETRY)
     builder.add_node(
         RETRIEVE_ONCE,
@@ -187,18 +171,17 @@ def build_graph(
     builder.add_node(REACT, partial(react, nodes), retry_policy=MODEL_RETRY)
 
     builder.add_conditional_edges(START, route_start)
-    # Routers bound to the nodes name their targets (LangGraph cannot read a partial's hints)
-    builder.add_conditional_edges(DRAFT_COT, partial(after_draft, nodes), _targets(AfterDraft))
+    builder.add_conditional_edges(DRAFT_COT, after_draft, _targets(AfterDraft))
     builder.add_edge(REVIEW_DRAFT, TO_QUERY)
     builder.add_edge(TO_QUERY, RETRIEVE)
     builder.add_edge(RETRIEVE, REVISE_STEP)
     builder.add_edge(REVISE_STEP, APPEND_NEXT)
-    builder.add_conditional_edges(APPEND_NEXT, partial(after_step, nodes), _targets(AfterStep))
-    builder.add_conditional_edges(WRITE_ANSWER, after_answer)
+    builder.add_conditional_edges(APPEND_NEXT, after_step, _targets(AfterStep))
+    builder.add_conditional_edges(WRITE_ANSWER, after_answer, _targets(AfterAnswer))
     builder.add_edge(REMEMBER, END)
     builder.add_edge(DIRECT, END)
     builder.add_edge(RETRIEVE_ONCE, ANSWER_ONCE)
-    builder.add_conditional_edges(ANSWER_ONCE, partial(after_once, nodes), _targets(AfterSteps))
+    builder.add_conditional_edges(ANSWER_ONCE, after_answer, _targets(AfterAnswer))
     builder.add_conditional_edges(REACT, after_answer, _targets(AfterAnswer))
     return builder.compile(checkpointer=checkpointer, name="rat")
 

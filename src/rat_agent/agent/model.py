@@ -23,12 +23,10 @@ Call = Literal[
     "goal",
     "query",
     "revise",
-    "prefix",
     "answer",
     "thought",
     "direct",
     "rag",
-    "revise_all",
     "react",
 ]
 

@@ -10,14 +10,11 @@ indented lines keep their indentation relative to their step.
 
 from __future__ import annotations
 
-import json
 import re
 import textwrap
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 from rat_agent.agent.state import Source, Step
-from rat_agent.terms import STOPWORDS, words
 
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>\s*", re.DOTALL | re.IGNORECASE)
 _THINK_OPEN = re.compile(r"^.*?</(?:think|thinking|reasoning)>\s*", re.DOTALL | re.IGNORECASE)
@@ -132,7 +129,7 @@ def _split_on(lines: list[str], code: set[int], pattern: re.Pattern[str]) -> lis
     for n, line in enumerate(lines):
         if n not in code and pattern.match(line):
             body = line if pattern is HEADING_MARKER else pattern.sub("", line, count=1)
-            steps.append((_unbold(body.strip()), []))
+            steps.append((unbold(body.strip()), []))
         else:
             (steps[-1][1] if steps else preamble).append(line if n in code else line.rstrip())
     if not steps:
@@ -160,7 +157,7 @@ def _join(lines: list[str]) -> str:
     return "\n".join(kept).strip()
 
 
-def _unbold(text: str) -> str:
+def unbold(text: str) -> str:
     """Drop emphasis left dangling by the marker ("**Step 1:** Do x" gives "** Do x")."""
     return re.sub(r"^[*_]+\s*", "", text)
 
@@ -261,166 +258,13 @@ def pick_step(reply: str, number: int) -> str:
             return steps[numbers.index(number)]
     steps = split_steps(reply)
     if len(steps) == 1:  # a lone "STEP 3: ..." echoes its label
-        return _unbold(STEP_MARKER.sub("", steps[0], count=1)).strip()
+        return unbold(STEP_MARKER.sub("", steps[0], count=1)).strip()
     return "\n".join(steps)
-
-
-def quotes(fact: str, lines: Sequence[str]) -> bool:
-    """Whether a quoted fact is one of the lines shown, or a part of one (its words in a
-    row, labels and punctuation aside): a quote the model wrote itself is no evidence."""
-    said = normalize(_LABEL_OF_LINE.sub("", fact, count=1))
-    return bool(said) and any(
-        said in normalize(_LABEL_OF_LINE.sub("", line, count=1)) for line in lines
-    )
 
 
 def normalize(text: str) -> str:
     """The words only, lower-cased: a revision that just reflows bullets changed nothing."""
     return " ".join(re.findall(r"[^\W_]+", text.lower()))
-
-
-# Names a reader would copy: settings, functions, paths, versions ("tcp_keepalive",
-# "/etc/redis.conf", "v2.1", "str.split"); and anything set in code marks.
-_TOKEN = re.compile(r"[\w][\w./\\:-]*[\w]|\w")
-_CODE_SPAN = re.compile(r"`([^`\n]+)`")
-_AMOUNT = re.compile(r"^\d+(?:[a-z]{1,3})?$")  # "2gb", "300", "10ms": amounts, said many ways
-# CJK, kana and Hangul: a model trained on them may slip into them mid-sentence ("dropping新")
-_SCRIPT_SWITCH = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
-
-
-def _specific(token: str) -> bool:
-    if _AMOUNT.match(token):
-        return False
-    return any(ch in token for ch in "_/\\.:") or (
-        any(ch.isdigit() for ch in token) and any(ch.isalpha() for ch in token)
-    )
-
-
-# Words that say nothing of what a line is about, besides the search's function words.
-# fmt: off
-_FILLER = frozenset([
-    "will", "would", "can", "could", "should", "may", "might", "must", "shall", "this",
-    "that", "these", "those", "then", "than", "also", "not", "no", "all", "any", "each",
-    "every", "some", "such", "there", "their", "they", "them", "we", "our", "us", "was",
-    "were", "been", "being", "has", "have", "had", "does", "did", "done", "if", "so", "but",
-    "just", "only", "very", "more", "most", "other", "about", "after", "before", "use",
-    "used", "using", "make", "sure", "need", "want", "one",
-])
-# fmt: on
-
-
-def bears_on(fact: str, step: str, question: str, names: bool = True) -> bool:
-    """Whether a quoted line is about the step itself: it shares with the step a word the
-    task does not already give, a name written as code that the task gives only in plain
-    words ("tcp-keepalive" for "TCP keepalive"), or a third of the step's words (numbers
-    and filler aside). A line that shares a word or two of the task in general ("Redis",
-    "TCP") is not about the step, and a revision written from it replaces the step with
-    whatever it says; so is a line that shares only a piece of a name ("max" of
-    tcp_max_syn_backlog, in "max number of clients"), or only the plain word the step opens
-    with, its action ("Restart Redis ..." and a line on what a restart loads). Without
-    `names` (Python, where every call and variable is a name) names count as their pieces."""
-    said = _said(step)
-    shared = said & set(words(fact))
-    if names:
-        if (names_of(step) & names_of(fact)) - tokens(question):
-            return True
-        whole = tokens(fact)  # a name the line gives whole is shared, pieces and all
-        shared &= {
-            w
-            for t in _TOKEN.findall(step)
-            if len(ws := words(t)) == 1 or t.lower().strip(".:") in whole
-            for w in ws
-        }
-    given = set(words(question))
-    if shared - given == {action := _action(step)}:
-        shared.discard(action)
-    return bool(shared - given) or 3 * len(shared) >= len(said) > 0
-
-
-def _said(step: str) -> set[str]:
-    """The plain words a step says something with: neither function words, filler nor
-    numbers."""
-    return {w for w in words(step, STOPWORDS | _FILLER) if not w.isdigit()}
-
-
-_STEP_LABEL = re.compile(r"^\W*(?:\*\*[^*\n]+\*\*|[^:\n`]{1,40}):\s*")  # "**Server**: ", "Note: "
-
-
-def _action(step: str) -> str:
-    """The plain word a step opens with, past a label: what it does ("save", "restart"),
-    rather than what it is about. Not a name: a step that opens with `maxmemory` is about
-    it."""
-    body = _STEP_LABEL.sub("", step.strip(), count=1)
-    if body.startswith("`"):
-        return ""
-    first = next(iter(words(body)), "")  # "Make sticks" does "make", though it is filler
-    return "" if first in {w for name in names_of(step) for w in words(name)} else first
-
-
-def invented(revised: str, *known: str, code: bool = False) -> list[str]:
-    """The specific names a revision gives that none of `known` (the task, the draft step,
-    the passages shown) contains: a name the model made up, which a reader would copy; and
-    words in a script none of them is written in, where the model switched language.
-    In `code` (a config file, a shell command) every word but an amount is a name."""
-    vocabulary = set().union(*map(tokens, known))
-    named = [
-        t
-        for t in _TOKEN.findall(revised)
-        if _specific(t.strip(".:")) or (code and not _AMOUNT.match(t))
-    ]
-    for span in _CODE_SPAN.findall(revised):
-        named += [t for t in _TOKEN.findall(span) if not _AMOUNT.match(t)]
-    found = []
-    for token in named:
-        key = token.lower().strip(".:")
-        if key and key not in vocabulary and key not in found:
-            found.append(key)
-    if not any(_SCRIPT_SWITCH.search(text) for text in known):
-        found += [run for run in _SCRIPT_SWITCH.findall(revised) if run not in found]
-    return found
-
-
-def tokens(text: str) -> set[str]:
-    """Every word of a text as names are compared: lower case, without a closing '.' or ':'."""
-    return {t.lower().strip(".:") for t in _TOKEN.findall(text)}
-
-
-def names_of(text: str, code: bool = False) -> set[str]:
-    """The names a text gives: words written as code ("maxmemory-policy", "ca.crt",
-    "os.path"), and every word of a `code span` but amounts (values a revision may
-    correct); in `code`, every word but amounts."""
-    if code:
-        return {w for w in tokens(text) if not _AMOUNT.match(w)} - {""}
-    named = {
-        key
-        for t in _TOKEN.findall(text)
-        if (key := t.lower().strip(".:")) and (_specific(key) or "-" in key)
-    }
-    for span in _CODE_SPAN.findall(text):
-        named |= {t.lower().strip(".:") for t in _TOKEN.findall(span) if not _AMOUNT.match(t)}
-    return named - {""}
-
-
-def dropped(draft: str, revised: str, code: bool = False) -> list[str]:
-    """The names the draft step gives that its revision leaves out, where the revision
-    names fewer new ones in their place: such a revision says less than the draft did (a
-    correction names what replaces a name). `code` as in `invented`."""
-    lost = names_of(draft, code) - tokens(revised)
-    added = names_of(revised, code) - tokens(draft)
-    return sorted(lost) if len(added) < len(lost) else []
-
-
-def new_claim(draft: str, revised: str, fact: str) -> bool:
-    """Whether a revision says something other than its draft step (keeps under a third of
-    the step's words) and takes from the line it quoted no name or amount the step lacked:
-    neither a correction nor the step made concrete, but a new claim ("Set a memory limit"
-    in place of what a memory report shows). A rewrite that names the line's setting is
-    the step made concrete, however few of its words it keeps."""
-    said = _said(draft)
-    if 3 * len(said & set(words(revised))) >= len(said):
-        return False
-    given = names_of(revised) | {w for w in tokens(revised) if _AMOUNT.match(w)}
-    return not (given - tokens(draft)) & tokens(fact)
 
 
 def format_steps(steps: list[str]) -> str:
@@ -476,173 +320,7 @@ def parse_thought(reply: str) -> tuple[str, str]:
     inline = _INLINE_THOUGHT.search(match.groupdict().get("rest") or "")
     rest = [inline.group(1) if inline else "", *lines[1:]]
     text = " ".join(_THOUGHT_LABEL.sub("", part).strip() for part in rest if part.strip())
-    text = _unbold(text).strip()
+    text = unbold(text).strip()
     if not says_something(text) or _CONFIDENT.match(text):
         return "unreadable", ""
     return "confident", text
-
-
-# --- the grounded revision: FACT / STEP / NEEDS --------------------------------------------
-
-_FIELD = re.compile(
-    r"^\W*(fact|step|needs|drop)\b\s*(?:\d+\s*)?[*_]*\s*[:=\-\u2013]\s*[*_]*\s*(.*)$", re.IGNORECASE
-)
-# "DROP: the reason", as asked; in any case only with a mark after it: "Drop 3 seeds into
-# the composter" and "Drop a slimeball from a nearby mob" are steps the model wrote.
-_DROP = re.compile(
-    r"^\W*(?:DROP(?:PED)?\b|(?i:drop(?:ped)?)\s*(?:[:=\-\u2013]|$))\W*(.*)$", re.DOTALL
-)
-_NOTHING = {"none", "nothing", "n/a", "na", "no", "-", "", "none needed", "nothing else"}
-MAX_NEEDS = 6
-
-
-@dataclass(frozen=True)
-class Revision:
-    """A grounded revision: the quoted fact, the step written from it, what it needs.
-
-    `drop` holds the reason when the model says the task does not need the step.
-    """
-
-    step: str
-    fact: str = ""
-    needs: list[str] = field(default_factory=list)
-    drop: str | None = None
-
-
-def parse_revision(reply: str, number: int) -> Revision:
-    """A grounded reply, as JSON or as labelled lines; never loses a step the model wrote.
-
-    A reply in neither form is read as a plain revision (the whole reply is the step), so a
-    model that ignores the format still gets its correction kept.
-    """
-    text = clean_reply(reply)
-    fields = _json_fields(text)
-    if fields is None and text.lstrip().startswith("{"):
-        fields = _cut_json(text)  # a JSON reply cut off at max_tokens
-    # outside JSON, unlabelled lines are the step itself when no STEP line was written
-    body = (
-        ""
-        if fields is not None
-        else "\n".join(line for line in text.splitlines() if not _FIELD.match(line))
-    )
-    fields = fields if fields is not None else _labelled(text)
-    if fields is None or not _text(fields.get("step")):
-        rest = fields or {}
-        if "drop" in rest:
-            return Revision("", _fact(rest.get("fact")), [], _reason(rest["drop"]))
-        return Revision(pick_step(body, number), _fact(rest.get("fact")), _needs(rest.get("needs")))
-    step = _text(fields["step"])
-    drop = _DROP.match(step)
-    if drop or "drop" in fields:
-        return Revision(
-            "",
-            _fact(fields.get("fact")),
-            _needs(fields.get("needs")),
-            _reason(drop.group(1) if drop else fields.get("drop")),
-        )
-    step = _unbold(STEP_MARKER.sub("", step, count=1)).strip()
-    return Revision(step, _fact(fields.get("fact")), _needs(fields.get("needs")))
-
-
-def _json_fields(text: str) -> dict[str, object] | None:
-    start, end = text.find("{"), text.rfind("}")
-    if start < 0 or end <= start:
-        return None
-    try:
-        data = json.loads(text[start : end + 1])
-    except ValueError:
-        return None
-    if not isinstance(data, dict):
-        return None
-    return {str(k).lower(): v for k, v in data.items()}
-
-
-_JSON_STRING = re.compile(r'"(\w+)"\s*:\s*"((?:[^"\\]|\\.)*)"')
-
-
-def _cut_json(text: str) -> dict[str, object]:
-    """The string fields a cut-off JSON reply finished; a field cut midway is lost, so the
-    draft is kept rather than half a step."""
-    fields: dict[str, object] = {}
-    for name, value in _JSON_STRING.findall(text):
-        try:
-            fields[name.lower()] = json.loads(f'"{value}"')
-        except ValueError:
-            continue
-    return fields
-
-
-def _labelled(text: str) -> dict[str, object] | None:
-    """FACT:/STEP:/NEEDS: lines; a value may run on over the lines that follow it."""
-    found: dict[str, list[str]] = {}
-    current: list[str] | None = None
-    for line in text.splitlines():
-        match = _FIELD.match(line)
-        if match:
-            current = found.setdefault(match.group(1).lower(), [])
-            current.append(match.group(2))
-        elif current is not None and line.strip():
-            current.append(line.strip())
-    if not found:
-        return None
-    return {name: "\n".join(lines).strip() for name, lines in found.items()}
-
-
-_LABEL_OF_LINE = re.compile(r"^\s*\[?\d{1,2}[a-z]{1,2}[.)\]]\s+")
-
-
-def _fact(value: object) -> str:
-    """A quoted passage without the label the documents showed it with ("1a. ")."""
-    return _LABEL_OF_LINE.sub("", _text(value), count=1)
-
-
-def _text(value: object) -> str:
-    if isinstance(value, list):
-        value = ", ".join(str(v) for v in value)
-    text = "" if value is None else str(value).strip().strip("\"'`").strip()
-    return "" if text.lower().rstrip(".") in _NOTHING else text
-
-
-def _reason(value: object) -> str:
-    return _text(value).lstrip(":-\u2013 ").strip() or "the task does not need it"
-
-
-def _needs(value: object) -> list[str]:
-    """What a step needs, as short item phrases: "none" and sentences are not items."""
-    if isinstance(value, list):
-        items = [str(v) for v in value]
-    else:
-        items = re.split(r"[,;\n]", "" if value is None else str(value))
-    needs: list[str] = []
-    for item in items:
-        item = BULLET_MARKER.sub("", item).strip().strip("\"'`.").strip()
-        if item.lower() in _NOTHING or not says_something(item) or len(item) > 80:
-            continue
-        if item.lower() not in (n.lower() for n in needs):
-            needs.append(item)
-    return needs[:MAX_NEEDS]
-
-
-# --- a code step's revision: FACT / CODE ---------------------------------------------------
-
-_CODE_BODY = re.compile(r"```[^\n]*\n(.*?)(?:\n\s*```|\Z)", re.DOTALL)
-
-
-def parse_code_revision(reply: str) -> Revision:
-    """A code step's revision, as JSON or as FACT:/CODE: with a fenced block: the quoted
-    line and the code without its fences ("" where the reply gives none)."""
-    text = strip_thinking(reply).strip()
-    fields = _json_fields(text) if text.startswith("{") else None
-    if fields is not None:
-        code = fields.get("code")
-        body = code if isinstance(code, str) else ""
-        fenced = _CODE_BODY.search(body)
-        return Revision(fenced.group(1) if fenced else body, _fact(fields.get("fact")))
-    fact = ""
-    for line in text.splitlines():
-        match = _FIELD.match(line)
-        if match and match.group(1).lower() == "fact":
-            fact = _fact(match.group(2))
-            break
-    fenced = _CODE_BODY.search(text)
-    return Revision(fenced.group(1) if fenced else "", fact)

@@ -1,9 +1,10 @@
 """REACT: the agent a LangGraph user would build instead of RAT (context method 'react').
 
 LangChain's `create_agent` with the run's retriever as its one tool, on the same model,
-task prompt, documents (k, evidence, doc_chars) and a cap on model calls (`max_calls`), so a
-comparison with rat differs in the method only. The agent decides when and what to search;
-its last allowed call is made without the tool, so it always ends in an answer.
+system prompt, documents (k, the passages chosen) and at most rat's model calls for
+max_steps steps (2 max_steps + 1), so a comparison with rat differs in the method only.
+The agent decides when and what to search; its last allowed call is made without the
+tool, so it always ends in an answer.
 """
 
 from __future__ import annotations
@@ -28,8 +29,6 @@ from rat_agent.agent.nodes import (
     RatNodes,
     check_sources,
     context_of,
-    doc_chars,
-    focus,
     question_of,
     source_of,
     start_run,
@@ -125,8 +124,9 @@ def calls_in_text(text: str, offered: dict[str, set[str]]) -> tuple[str, list[To
 
 
 def react(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    ctx = context_of(runtime)
+    ctx = nodes.resolve(context_of(runtime))
     check_sources(nodes, ctx)
+    max_calls = 2 * ctx.max_steps + 1
     question = question_of(state)
     found: list[dict[str, str]] = []
     queries: list[str] = []
@@ -134,18 +134,18 @@ def react(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[str,
     def search(query: str) -> str:
         queries.append(query)
         try:
-            shown = focus(ctx, nodes.search(ctx, query), [query], nodes.evidence_budget(ctx))
+            shown = nodes.passages(ctx, nodes.search(ctx, query), [query])
         except RetrievalError as exc:  # the agent is told, as a user's ToolNode would tell it
             return f"The search failed: {exc}"
         docs = shown.documents
         found.extend(d for d in docs if d not in found)
-        return prompts.documents_text(docs, doc_chars(ctx)) if docs else "Nothing found."
+        return prompts.documents_text(docs) if docs else "Nothing found."
 
     tool = StructuredTool.from_function(search, description=prompts.SEARCH_TOOL)
-    middleware = [LastCallAnswers(ctx.max_calls), CallsInText()]
+    middleware = [LastCallAnswers(max_calls), CallsInText()]
     agent = create_agent(nodes.model(ctx), [tool], middleware=middleware)
-    config: RunnableConfig = {"tags": ["rat:react"], "recursion_limit": 4 * ctx.max_calls + 8}
-    task: Any = {"messages": prompts.react_messages(question)}
+    config: RunnableConfig = {"tags": ["rat:react"], "recursion_limit": 4 * max_calls + 8}
+    task: Any = {"messages": prompts.react_messages(ctx.system_prompt, question)}
     with typed_errors():
         result = agent.invoke(task, config)
     replies = [m for m in result["messages"] if isinstance(m, AIMessage) and m.text.strip()]

@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from rat_agent.agent.nodes import RatNodes
 
 log = logging.getLogger(__name__)
+MEMORY_K = 2  # thoughts read with each retrieval, besides the k documents
+MIN_SCORE = 0.5  # the least cosine similarity of a thought to the query for it to be read
+NOVELTY = 0.85  # a new thought closer than this to a stored one is not stored (the paper's)
 
 
 def memory_collection(ctx: Context) -> str:
@@ -35,13 +38,13 @@ def recall(ctx: Context, query: str) -> tuple[list[Document], str]:
 
     A memory that cannot be read leaves the step to its documents rather than failing it.
     """
-    if not ctx.memory or ctx.memory_k == 0:
+    if not ctx.memory:
         return [], ""
     from rat_agent.memory.store import ThoughtRetriever  # lazy: only runs with memory need it
 
     try:
         found = ThoughtRetriever(
-            collection=memory_collection(ctx), k=ctx.memory_k, min_score=ctx.memory_min_score
+            collection=memory_collection(ctx), k=MEMORY_K, min_score=MIN_SCORE
         ).invoke(query)
     except ConfigError:
         raise
@@ -70,7 +73,7 @@ def remember(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[s
     """
     from rat_agent.memory.store import Memory  # lazy, as in recall
 
-    ctx = nodes.context(runtime)
+    ctx = nodes.settings(state, runtime)
     memory = Memory(memory_collection(ctx))
     cited = {
         ident
@@ -86,13 +89,15 @@ def remember(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[s
         state["question"],
         state.get("steps", []),
         state.get("answer", ""),
-        ctx.memory_from,
         levels,
     )
     replies: list[str | None] = []
     for candidate in found:  # one call per thought, as the paper does
         messages = prompts.thought_messages(
-            candidate.question, candidate.answer, [o.title for o in candidate.origins]
+            ctx.system_prompt,
+            candidate.question,
+            candidate.answer,
+            [o.title for o in candidate.origins],
         )
         try:
             replies.append(nodes.ask(ctx, "thought", messages))
@@ -103,7 +108,7 @@ def remember(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[s
     notes = thoughts.store(
         memory,
         list(zip(found, replies, strict=True)),
-        novelty=ctx.memory_novelty,
+        novelty=NOVELTY,
         nearest_documents=lambda text: [
             Document(page_content=d["content"]) for d in nodes.search(ctx, text)
         ],

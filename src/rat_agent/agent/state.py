@@ -48,10 +48,8 @@ class Step(TypedDict):
     revised: str
     status: StepStatus  # not_revised: the draft was kept (no sources, or no usable reply)
     note: str  # why a step was not revised, inserted or dropped; empty otherwise
-    fact: NotRequired[str]  # grounded revision: the passage it rests on
-    refused: NotRequired[str]  # a revision the checks kept out (`note` says why)
-    refused_fact: NotRequired[str]  # the line that revision quoted
-    needs: NotRequired[list[str]]  # grounded revision: what the step uses
+    fact: NotRequired[str]  # plan repair: the passage its revision quoted
+    needs: NotRequired[list[str]]  # plan repair: what the step uses
     makes: NotRequired[str]  # an inserted step: the prerequisite it was inserted for
 
 
@@ -90,14 +88,13 @@ class OutputState(TypedDict):
 
 
 class State(OutputState, total=False):
-    settings: dict[str, Any]  # the run's context, so a resumed or replayed run uses the same
+    settings: dict[str, Any]  # the run's context, "auto" resolved: a resumed run goes on alike
     drafts: list[str]  # the draft steps T1..Tn, tail merged to max_steps; repair inserts
     meta: list[DraftMeta]  # plan repair's notes, one per draft step (missing: a plain draft)
-    goal: str  # stop_at_goal: what the task asks for, as the model names it
-    draft_reply: str  # draft "answer": the model's own answer, its parts the draft steps
-    draft_from: str  # what the draft was written as, and why ("a reply written from 3 ...")
+    goal: str  # plan repair: what the task asks for, as the model names it
+    draft_from: str  # what the draft was written as ("the model's chain of thought", ...)
     index: int  # 0-based number of the step being revised
     query: str  # Qi, for the step being revised
     documents: list[dict[str, str]]  # Ri: title, source, content, for the step being revised
-    support: float | None  # how well R_i's best passage matches step i (min_support)
+    support: float | None  # how well R_i's best passage matches step i (plan repair)
     retrieval_error: str

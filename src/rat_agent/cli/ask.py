@@ -15,15 +15,8 @@ from rich.console import Console
 
 from rat_agent import timing
 from rat_agent.agent import parsing
-from rat_agent.agent.context import (
-    Context,
-    MemoryFrom,
-    Method,
-    MinecraftSource,
-    Output,
-    QueryMode,
-    ReviseScope,
-)
+from rat_agent.agent.context import CHOICES as KINDS
+from rat_agent.agent.context import Context
 from rat_agent.agent.state import (
     InputState,
     Step,
@@ -38,14 +31,7 @@ if TYPE_CHECKING:  # `rat --help` must not import LangChain or LangGraph (issue 
     from langchain_core.runnables import RunnableConfig
 
 CONTEXT_FLAGS = {f.name: f for f in fields(Context)}
-CHOICES = {
-    "query_mode": get_args(QueryMode),
-    "revise_scope": get_args(ReviseScope),
-    "output": get_args(Output),
-    "source": get_args(MinecraftSource),
-    "method": get_args(Method),
-    "memory_from": get_args(MemoryFrom),
-}
+CHOICES = {name: get_args(kind) for name, kind in KINDS.items()}
 
 
 def add_command(sub: Any) -> None:
@@ -86,7 +72,7 @@ def add_command(sub: Any) -> None:
 
 def _context(args: argparse.Namespace, saved: dict[str, Any]) -> Context:
     given = {name: getattr(args, name) for name in CONTEXT_FLAGS if getattr(args, name) is not None}
-    return Context(**{**saved, **given})
+    return Context.restore({**saved, **given})
 
 
 def ask_command(args: argparse.Namespace) -> int:

@@ -17,23 +17,15 @@ from rat_agent.cli.safe import console
 from rat_agent.errors import ConfigError
 
 # What each benchmark retrieves from and how its answer is read, unless a flag says otherwise.
-# max_calls: react's cap on model calls, rat's median at the defaults on the benchmark
-# (Minecraft: held-out 30 at 92360ac; HumanEval: the first 40 at 1dd71e3; docs: the test
-# split at 9cdbeea).
 DEFAULTS: dict[str, dict[str, Any]] = {
-    "minecraft": {"retriever": "minecraft", "max_calls": 33},
-    # the paper's code setting: the query is the step's text itself; draft, output and
-    # revision are the user's defaults (the model's own code, each part checked in place)
-    "humaneval": {
-        "retriever": "qdrant",
-        "collection": "python-docs",
-        "query_mode": "text",
-        "max_calls": 2,
-    },
+    # a plan is read from the steps, by every method
+    "minecraft": {"retriever": "minecraft", "output": "steps"},
+    # the paper's code setting: the query is the step's text itself
+    "humaneval": {"retriever": "qdrant", "collection": "python-docs", "query_mode": "text"},
     # how-to questions over third-party documentation (Redis's redis.conf), in Qdrant
-    "docs": {"retriever": "qdrant", "collection": "redis-docs", "max_calls": 13},
+    "docs": {"retriever": "qdrant", "collection": "redis-docs"},
     # the same over PostgreSQL's postgresql.conf: 20 questions held out (split "test")
-    "postgres": {"retriever": "qdrant", "collection": "postgresql-docs", "max_calls": 13},
+    "postgres": {"retriever": "qdrant", "collection": "postgresql-docs"},
 }
 DOC_BENCHMARKS = ("docs", "postgres")  # rat_agent.eval.docs.SETS
 

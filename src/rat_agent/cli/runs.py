@@ -84,10 +84,6 @@ def _show_with(saver: Any, thread: str, *, as_json: bool, history: bool) -> int:
             out.print(f"[dim]needs[/dim]   {escape(', '.join(step.get('needs', [])))}")
         if step["note"]:
             out.print(f"[dim]note[/dim]    {escape(step['note'])}")
-        if step.get("refused"):
-            out.print(f"[dim]refused[/dim] {escape(step.get('refused', ''))}")
-            if step.get("refused_fact"):
-                out.print(f"[dim]quoted[/dim]  {escape(step.get('refused_fact', ''))}")
     if values.get("answer"):
         out.rule("Answer")
         print_answer(out, values["answer"], steps, cite=True)

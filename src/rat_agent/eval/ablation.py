@@ -114,5 +114,5 @@ def corpus_search(query_text: str, k: int) -> list[str]:
     from rat_agent.agent.context import Context
     from rat_agent.retrieval import get_retriever
 
-    retriever = get_retriever(Context(retriever="minecraft", source="offline", k=k))
+    retriever = get_retriever(Context(retriever="minecraft", k=k))
     return [str(d.metadata["id"]) for d in retriever.invoke(query_text)]

@@ -428,13 +428,4 @@ def pass_at_k(samples: Sequence[Sequence[float]], k: int) -> float:
     return float(estimate_pass_at_k(n, c, k).mean()) if min(n) >= k else float("nan")
 
 
-ALL_METHODS: tuple[Method, ...] = (
-    "direct",
-    "cot",
-    "rag",
-    "cot_rag",
-    "rat_noncausal",
-    "rat",
-    "rat_official_layout",
-    "react",
-)
+ALL_METHODS: tuple[Method, ...] = ("direct", "cot", "rag", "rat", "react")

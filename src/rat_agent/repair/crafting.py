@@ -13,13 +13,16 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from rat_agent.agent import prompts
 from rat_agent.agent.context import Context
-from rat_agent.agent.nodes import doc_chars
-from rat_agent.agent.parsing import Revision
 from rat_agent.minecraft import ledger, mending, quotes
 from rat_agent.minecraft.names import counted
+from rat_agent.repair import reply
 from rat_agent.repair.plan import Repair
+from rat_agent.repair.reply import Revision
+
+# A revision quotes the passage that matches its step best: the similarity ranking picks
+# the recipe line, and a small model given more to choose from picks worse.
+FACT_CHOICES = 1
 
 _STEP = (
     "the current step rewritten to follow that fact, as one action: a verb, the number and "
@@ -66,10 +69,10 @@ class Crafting:
         return REVISE_JSON if as_json else REVISE
 
     def quotable(self, documents: Sequence[dict[str, str]], ctx: Context) -> list[str]:
-        return prompts.facts(documents, doc_chars(ctx), best=ctx.fact_choices)
+        return reply.facts(documents, best=FACT_CHOICES)
 
     def schema(self, quotable: Sequence[str]) -> dict[str, Any]:
-        return prompts.revision_schema(quotable, needs=True, none=False)
+        return reply.revision_schema(quotable, needs=True, none=False)
 
     def reply(self, found: Revision, makes: str) -> tuple[Revision, str]:
         """One that makes its product from itself (a small model copies the product where

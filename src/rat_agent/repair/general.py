@@ -13,12 +13,11 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from rat_agent.agent import prompts
 from rat_agent.agent.context import Context
-from rat_agent.agent.nodes import doc_chars
-from rat_agent.agent.parsing import Revision
 from rat_agent.agent.state import Step
+from rat_agent.repair import reply
 from rat_agent.repair.plan import Repair
+from rat_agent.repair.reply import Revision
 
 _NEEDS = "what the documents say must be done before this step, as short actions"
 _EXAMPLE_LINE = "2a. X needs the Y module: load Y first, then set x-mode to full."
@@ -75,10 +74,10 @@ class General:
         return REVISE_JSON if as_json else REVISE
 
     def quotable(self, documents: Sequence[dict[str, str]], ctx: Context) -> list[str]:
-        return prompts.facts(documents, doc_chars(ctx))
+        return reply.facts(documents)
 
     def schema(self, quotable: Sequence[str]) -> dict[str, Any]:
-        return prompts.revision_schema(quotable, needs=True)
+        return reply.revision_schema(quotable, needs=True)
 
     def reply(self, found: Revision, makes: str) -> tuple[Revision, str]:
         """With no line quoted there is no evidence: the step stays as drafted, and needs

@@ -3,15 +3,15 @@
 A revision names what its step needs. Each need the plan so far does not provide is
 inserted as a draft step before the current one, and the loop checks it like any other
 step, so the prerequisites of a prerequisite are found too; the current step is checked
-again after them, with them in its revised past (from its own first revision, with
-reuse_repairs: what it needs is checked against the longer plan). With a domain that
+again after them, with them in its revised past (written from its own first revision:
+what it needs is checked against the longer plan). With a domain that
 tracks the goal, one call names what the task asks for: the plan ends at the step that
 makes it, and a plan that runs out before one does gets a step for it. A domain may also
 drop draft steps its sources do not support.
 
 `Repair` answers the loop's four questions (agent/extension.py); what a step makes, needs
 and provides is its `Domain`'s business: the Minecraft domain keeps a counted ledger of
-recipes (minecraft/repair.py), the general one reads plain words (general.py).
+recipes (crafting.py), the general one reads plain words (general.py).
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from langgraph.runtime import Runtime
 from rat_agent.agent import parsing, prompts
 from rat_agent.agent.context import Context
 from rat_agent.agent.extension import Drafted, Lookup, Model
-from rat_agent.agent.nodes import context_of, doc_chars
-from rat_agent.agent.parsing import Revision
+from rat_agent.agent.nodes import settings_of
 from rat_agent.agent.state import DraftMeta, State, Step
-from rat_agent.errors import UnusableReply
+from rat_agent.repair import reply
+from rat_agent.repair.reply import Revision
 
 GOAL = (
     "Name the one thing this task asks to obtain, make or achieve, in at most six words. "
@@ -38,13 +38,17 @@ GOAL = (
 # A step is checked again after its prerequisites; it may ask for more a few times (a
 # sibling used up what was made for it), but not forever.
 MAX_REPAIRS = 4
+REPAIR_STEPS = 48  # the most steps one run inserts
+# A domain that drops steps (`Domain.drops`) drops a draft step whose best passage is less
+# similar to it than this (embedding cosine): the sources say nothing about it.
+MIN_SUPPORT = 0.4
 
 
 class Domain(Protocol):
     """What plan repair needs to know of a domain's steps."""
 
-    goals: bool  # it can tell a step that makes the goal: a goal call, stop_at_goal, reach_goal
-    drops: bool  # draft steps its sources do not support are dropped (min_support)
+    goals: bool  # it can tell a step that makes the goal: the plan ends there, or reaches it
+    drops: bool  # draft steps its sources do not support are dropped (MIN_SUPPORT)
 
     def instruction(self, as_json: bool) -> str:
         """The revision's instruction: a quote, the step, and what the step needs."""
@@ -106,22 +110,14 @@ class Repair:
     def draft(
         self, model: Model, ctx: Context, question: str, write: Callable[[], list[str]]
     ) -> Drafted:
-        goals = self.domain.goals and ctx.output != "answer"  # a plan, not notes for an answer
-        if goals and ctx.draft == "goal":
-            goal = self._goal(model, ctx, question)
-            if not goal:
-                raise UnusableReply(
-                    "the model named no goal for the task; try again or use another model"
-                )
-            return Drafted([self.domain.draft_for(goal)], goal, [])
         drafts = write()
-        if not (goals and (ctx.stop_at_goal or ctx.reach_goal)):
+        if not self.domain.goals or ctx.output == "answer":  # notes for an answer: no goal
             return Drafted(drafts)
         # A plan ends where the task is done: draft steps after the first one that makes
         # what the task asks for are dropped unchecked (small models go on past the goal).
         goal = self._goal(model, ctx, question)
         last = self.domain.goal_step(goal, drafts)
-        if last is None or not ctx.stop_at_goal:
+        if last is None:
             return Drafted(drafts, goal)
         meta = [meta_at([], n) for n in range(len(drafts))]
         for n in range(last + 1, len(drafts)):
@@ -130,7 +126,8 @@ class Repair:
 
     @staticmethod
     def _goal(model: Model, ctx: Context, question: str) -> str:
-        return goal_name(model.ask(ctx, "goal", prompts.head_messages(question, GOAL)))
+        messages = prompts.head_messages(ctx.system_prompt, question, GOAL)
+        return goal_name(model.ask(ctx, "goal", messages))
 
     # --- looking a step up ------------------------------------------------------------------
 
@@ -138,10 +135,10 @@ class Repair:
         meta = meta_at(state.get("meta", []), state["index"])
         # A step checked again after its prerequisites looks up what it was for ("Get 2
         # sticks."), not its corrected text, whose inputs and tools would pull in their pages;
-        # with reuse_repairs it is written from its own first revision instead: asked again
+        # it is written from its own first revision instead: asked again
         # with the same passages, the model only rewrote the same step.
         original = meta["original"] or state["drafts"][state["index"]]
-        checked = meta.get("checked") if ctx.reuse_repairs else None
+        checked = meta.get("checked")
         reuse = None if checked else self._reused(state, ctx, meta)
         if checked is not None:
             query: str | None = checked["query"]
@@ -162,14 +159,14 @@ class Repair:
         if meta["drop"]:
             return meta["drop"]
         goal = state.get("goal", "")
-        if ctx.stop_at_goal and goal:
+        if goal:
             # A draft step that does not name the goal may be revised into the step that
             # makes it, and a small model's later steps then make it again.
             kept = [step for step in state["steps"] if step["status"] != "dropped"]
             for n, step in enumerate(kept, start=1):
                 if self.domain.makes_goal(step["revised"], goal):
                     return f"the task is done at step {n}, which makes {goal!r}"
-        # The goal's own step (reach_goal) is done only by a step that makes the goal as
+        # The goal's own step is done only by a step that makes the goal as
         # named (above), not by what the ledger takes for it.
         if (
             meta["makes"]
@@ -180,8 +177,8 @@ class Repair:
         return ""
 
     def _reused(self, state: State, ctx: Context, meta: DraftMeta) -> int | None:
-        """reuse_repairs: the earlier step an inserted step is written from, if any."""
-        if not (ctx.reuse_repairs and meta["makes"]):
+        """The earlier step an inserted step is written from, if any."""
+        if not meta["makes"]:
             return None
         return self.domain.resolved(meta["makes"], state["steps"])
 
@@ -196,7 +193,6 @@ class Repair:
         steps: list[Step],
         lookup: Lookup,
     ) -> dict[str, Any] | None:
-        ctx = context_of(runtime)
         meta = meta_at(state.get("meta", []), state["index"])
         documents = state.get("documents", [])
         support = state.get("support")
@@ -208,17 +204,15 @@ class Repair:
             step["note"] = step["note"] or "no documents retrieved"
         elif (
             self.domain.drops
-            and ctx.min_support
             and support is not None
-            and support < ctx.min_support
+            and support < MIN_SUPPORT
             and not (meta["makes"] or meta["repairs"])
         ):  # a prerequisite is needed by definition
             step.update(
                 {
                     "revised": "",
                     "status": "dropped",
-                    "note": f"no passage supports it (best match {support:.2f} < "
-                    f"min_support {ctx.min_support:g})",
+                    "note": f"no passage supports it (best match {support:.2f} < {MIN_SUPPORT:g})",
                 }
             )
         elif (insert := self._revise(model, state, runtime, step, steps, meta, lookup)) is not None:
@@ -240,7 +234,7 @@ class Repair:
     ) -> dict[str, Any] | None:
         """Fills `step` from a revision that quotes its source; returns the update that
         inserts steps for the needs no earlier step provides, else None."""
-        ctx = context_of(runtime)
+        ctx = settings_of(state, runtime)
         draft = state["drafts"][state["index"]]
         number = len(_revised(steps)) + 1
         documents = state.get("documents", [])
@@ -257,17 +251,17 @@ class Repair:
             step["sources"] = before["sources"]
         else:
             as_json = model.constrained(ctx)
-            messages = prompts.grounded_messages(
+            messages = reply.grounded_messages(
+                ctx.system_prompt,
                 state["question"],
                 draft,
                 number,
                 documents,
-                doc_chars=doc_chars(ctx),
                 instruction=self.domain.instruction(as_json),
             )
             schema = self.domain.schema(self.domain.quotable(documents, ctx)) if as_json else None
-            reply = model.ask(ctx, "revise", messages, schema)
-            found, why = self.domain.reply(parsing.parse_revision(reply, number), meta["makes"])
+            text = model.ask(ctx, "revise", messages, schema)
+            found, why = self.domain.reply(reply.parse_revision(text, number), meta["makes"])
         step["note"] = step["note"] or why
         if found.drop is not None:
             step.update(
@@ -299,7 +293,7 @@ class Repair:
         absent = self.domain.missing(
             self.domain.grounded(needs, found.fact), steps, waiting, text, found.fact
         )
-        room = ctx.repair_steps - inserted_count(state.get("meta", []), steps)
+        room = REPAIR_STEPS - inserted_count(state.get("meta", []), steps)
         if absent and room > 0:
             return self._insert(state, runtime, step, absent[:room])
         return None
@@ -343,23 +337,22 @@ class Repair:
     # --- the end of the plan -------------------------------------------------------------
 
     def finish(self, state: State, runtime: Runtime[Context], steps: list[Step]) -> dict[str, Any]:
-        """reach_goal: a plan whose steps ran out before one made the goal gets a step for
+        """A plan whose steps ran out before one made the goal gets a step for
         it, checked as a prerequisite is (a draft may stop short of the goal). Once a run.
         Appended by revise_step, as insertions are, so the checkpoint before the new step
         already holds its draft (time travel forks there)."""
-        ctx = context_of(runtime)
         goal = state.get("goal", "")
         old = state.get("meta", [])
         reason = f"the plan ended before a step made {goal!r}"
         if (
-            not (ctx.reach_goal and goal)
+            not goal
             or any(m["reason"] == reason for m in old)
             or any(
                 self.domain.makes_goal(s["revised"], goal)
                 for s in steps
                 if s["status"] != "dropped"
             )
-            or ctx.repair_steps - inserted_count(old, steps) <= 0
+            or REPAIR_STEPS - inserted_count(old, steps) <= 0
         ):
             return {}
         text = self.domain.draft_for(goal)

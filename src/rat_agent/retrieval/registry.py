@@ -21,13 +21,21 @@ from rat_agent.served import current_user
 
 
 def _minecraft(ctx: RetrieverSettings) -> BaseRetriever:
-    if ctx.source == "offline":
-        from rat_agent.retrieval.minecraft import minecraft_retriever
+    from rat_agent.retrieval.minecraft import minecraft_retriever
 
-        return minecraft_retriever(k=ctx.k)
+    return minecraft_retriever(k=ctx.k)
+
+
+def _minecraft_wiki(ctx: RetrieverSettings) -> BaseRetriever:
     from rat_agent.retrieval.wiki import wiki_retriever
 
     return wiki_retriever(ctx)
+
+
+def _minecraft_auto(ctx: RetrieverSettings) -> BaseRetriever:
+    from rat_agent.retrieval.wiki import wiki_retriever
+
+    return wiki_retriever(ctx, fallback=True)
 
 
 def _qdrant(ctx: RetrieverSettings) -> BaseRetriever:
@@ -42,6 +50,12 @@ def _tavily(ctx: RetrieverSettings) -> BaseRetriever:
     return tavily_retriever(ctx)
 
 
+def _tavily_pages(ctx: RetrieverSettings) -> BaseRetriever:
+    from rat_agent.retrieval.tavily import tavily_retriever
+
+    return tavily_retriever(ctx, fetch_pages=True)
+
+
 def _imported(ctx: RetrieverSettings) -> BaseRetriever:
     from rat_agent.retrieval.imported import import_retriever
 
@@ -49,9 +63,12 @@ def _imported(ctx: RetrieverSettings) -> BaseRetriever:
 
 
 FACTORIES: dict[str, Callable[[RetrieverSettings], BaseRetriever]] = {
-    "minecraft": _minecraft,
     "qdrant": _qdrant,
     "tavily": _tavily,
+    "tavily-pages": _tavily_pages,
+    "minecraft": _minecraft,
+    "minecraft-wiki": _minecraft_wiki,
+    "minecraft-auto": _minecraft_auto,
 }
 
 _cache: dict[Hashable, BaseRetriever] = {}
@@ -87,7 +104,7 @@ def _key(ctx: RetrieverSettings) -> Hashable:
     # are hashed so the cache never holds them in the clear. The served user, as each
     # user's collection names resolve to their own.
     env = tuple(hashlib.sha256(os.environ.get(name, "").encode()).hexdigest() for name in _ENV)
-    settings = (ctx.retriever, ctx.k, ctx.collection, ctx.source, ctx.fetch_pages, ctx.doc_chars)
+    settings = (ctx.retriever, ctx.k, ctx.collection)
     return (*settings, env, current_user())
 
 

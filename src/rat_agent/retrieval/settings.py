@@ -15,10 +15,14 @@ DEFAULT_COLLECTION = "documents"  # what `rat ingest` fills and retriever "qdran
 # A retriever says which domain its documents are in by this key of its LangChain
 # `metadata`; the run's plan repair follows it (context field `repair`, "auto").
 DOMAIN_KEY = "rat_domain"
-# ... and how many tokens of passages a step reads from it (context field evidence_tokens 0).
+# ... and how many tokens of passages a step reads from it.
 EVIDENCE_KEY = "rat_evidence_tokens"
 EVIDENCE_TOKENS = 600  # a source that says nothing
-MINECRAFT = {DOMAIN_KEY: "minecraft", EVIDENCE_KEY: 150}
+# ... and, for pages that put their main facts first, the cosine a passage gives up per
+# place its document is lower in the retrieval and per line further down (evidence.select).
+PENALTY_KEY = "rat_position_penalty"
+MINECRAFT = {DOMAIN_KEY: "minecraft", EVIDENCE_KEY: 150, PENALTY_KEY: 0.1}
+DOC_CHARS = 1200  # what a web retriever keeps of a page: the passages a prompt can show
 
 
 def check_collection_name(name: str, what: str = "collection") -> str:
@@ -46,12 +50,3 @@ class RetrieverSettings(Protocol):
 
     @property
     def collection(self) -> str: ...
-
-    @property
-    def source(self) -> str: ...
-
-    @property
-    def fetch_pages(self) -> bool: ...
-
-    @property
-    def doc_chars(self) -> int: ...

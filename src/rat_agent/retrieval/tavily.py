@@ -38,7 +38,7 @@ from tenacity.wait import wait_exponential
 
 from rat_agent.aio import run_sync
 from rat_agent.errors import ConfigError, SourceUnavailable
-from rat_agent.retrieval.settings import RetrieverSettings
+from rat_agent.retrieval.settings import DOC_CHARS, RetrieverSettings
 from rat_agent.retrieval.web import fetch, passages
 from rat_agent.text import shorten
 
@@ -275,8 +275,9 @@ def _detail(exc: BaseException) -> str:
     return f": {text}" if text else ""
 
 
-def tavily_retriever(ctx: RetrieverSettings) -> BaseRetriever:
-    """The Tavily source for RAT's retrieve step; settings are checked here, offline."""
+def tavily_retriever(ctx: RetrieverSettings, *, fetch_pages: bool = False) -> BaseRetriever:
+    """The Tavily source for RAT's retrieve step (retriever "tavily"; with `fetch_pages`,
+    "tavily-pages"); settings are checked here, offline."""
     key = os.environ.get(KEY_ENV, "").strip()
     if not key:
         raise ConfigError(
@@ -289,6 +290,6 @@ def tavily_retriever(ctx: RetrieverSettings) -> BaseRetriever:
         api_key=SecretStr(key),
         api_base_url=base.rstrip("/"),
         k=ctx.k,
-        fetch_pages=ctx.fetch_pages,
-        doc_chars=ctx.doc_chars,
+        fetch_pages=fetch_pages,
+        doc_chars=DOC_CHARS,
     )

@@ -40,7 +40,7 @@ from rat_agent.aio import run_sync
 from rat_agent.errors import ConfigError, RetrievalError
 from rat_agent.minecraft.corpus import QUESTION_WORDS
 from rat_agent.paths import cache_dir, write_atomic
-from rat_agent.retrieval.settings import MINECRAFT, RetrieverSettings
+from rat_agent.retrieval.settings import DOC_CHARS, MINECRAFT, RetrieverSettings
 from rat_agent.retrieval.web import passages
 from rat_agent.retrieval.web.fetch import (
     TIMEOUT,
@@ -519,17 +519,17 @@ def _pages(results: Sequence[WikiPage | BaseException | None]) -> list[WikiPage]
     return pages
 
 
-def wiki_retriever(ctx: RetrieverSettings) -> BaseRetriever:
-    """The wiki retriever for `ctx.source` "wiki" or "auto"; builds without the network."""
-    if ctx.source not in ("wiki", "auto"):
-        raise ConfigError(
-            f"the Minecraft Wiki retriever serves source wiki or auto, not {ctx.source!r}"
-        )
-    fallback = None
-    if ctx.source == "auto":
+def wiki_retriever(
+    ctx: RetrieverSettings, *, fallback: bool = False, doc_chars: int = DOC_CHARS
+) -> BaseRetriever:
+    """The live wiki's retriever (retriever "minecraft-wiki"); with `fallback` (retriever
+    "minecraft-auto"), the bundled corpus answers when the wiki does not. Builds without
+    the network."""
+    offline = None
+    if fallback:
         from rat_agent.retrieval.minecraft import minecraft_retriever
 
-        fallback = minecraft_retriever(k=ctx.k)  # opens its index only when first asked
+        offline = minecraft_retriever(k=ctx.k)  # opens its index only when first asked
     return MinecraftWikiRetriever(
-        endpoint=wiki_endpoint(), k=ctx.k, doc_chars=ctx.doc_chars, fallback=fallback
+        endpoint=wiki_endpoint(), k=ctx.k, doc_chars=doc_chars, fallback=offline
     )

@@ -1,0 +1,39 @@
+"""What a model declares beyond the paper's defaults: one table, one entry a measured need.
+
+A model without an entry runs RAT as the paper does (a chain-of-thought draft, an llm query
+per step). An entry changes a default only with the held-out figure that justifies it, and
+a run's context still overrides it: the profile fills "auto", never a value a user chose.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class Profile:
+    draft: Literal["", "cot", "sourced"] = ""  # `draft` for "auto" ("": the paper's "cot")
+    query_mode: Literal["", "llm", "text"] = ""  # `query_mode` for "auto" ("": "llm")
+    # The server enforces a JSON schema on a reply (llama.cpp turns it into a grammar), so
+    # a reply that must quote one of the lines shown (plan repair's revision) can.
+    schema: bool = False
+    why: str = ""  # the measurement behind each entry, with its command
+
+
+PAPER = Profile()
+
+PROFILES: dict[str, Profile] = {
+    "local": Profile(
+        schema=True,
+        why="schema: plan repair's quote is one of the lines shown; the Minecraft held-out "
+        "60 (45% executable, benchmarks/results/minecraft-local-test60-4924526.md) was "
+        "measured with it",
+    ),
+    "local-tiny": Profile(schema=True, why="the same server as 'local'"),
+}
+
+
+def profile_of(model: str) -> Profile:
+    """The profile of the model a context names; the paper's defaults for any other."""
+    return PROFILES.get(model.strip(), PAPER)
