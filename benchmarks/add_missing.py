@@ -34,8 +34,8 @@ INSTRUCTION = (
 
 
 def main() -> None:
-    from rat_agent.agent.model import ask
     from rat_agent.eval import docs
+    from rat_agent.providers.call import ask
     from rat_agent.providers.chat import get_chat_model
 
     docs.ensure_collection()

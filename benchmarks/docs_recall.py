@@ -7,7 +7,7 @@ Run from the repository root: `python benchmarks/docs_recall.py` (options: `--k 
 folder (the copies reuse the first copy's vectors), then, for each split, retrieves the
 top k passages for every question and counts the answer keys whose setting
 (`maxmemory-policy`) is in one of them; also the distinct passages per query. Then, on
-the file indexed once, the same count in the passages `rat_agent.agent.evidence.select`
+the file indexed once, the same count in the passages `rat_agent.retrieval.evidence.select`
 keeps of them for each token budget, as method rag shows them to the model (targets: the
 question). Writes benchmarks/results/docs-recall.md.
 
@@ -75,9 +75,9 @@ def _measure(collection: str, split: str, k: int) -> tuple[int, int, float]:
 
 def _read(collection: str, split: str, k: int, budgets: list[int]) -> dict[int, int]:
     """Per budget, the keys whose setting is in the passages kept within it."""
-    from rat_agent.agent import evidence
     from rat_agent.agent.nodes import as_dict
     from rat_agent.eval import docs
+    from rat_agent.retrieval import evidence
     from rat_agent.retrieval.qdrant import hybrid
     from rat_agent.retrieval.qdrant.client import locked_client
 

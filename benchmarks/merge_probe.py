@@ -64,8 +64,8 @@ def tune_work() -> list[tuple[Case, str, str, str]]:
 
 
 def main() -> None:
-    from rat_agent.agent.model import ask
     from rat_agent.eval import docs, humaneval
+    from rat_agent.providers.call import ask
     from rat_agent.providers.chat import get_chat_model
 
     docs.ensure_collection()

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
-    from rat_agent.agent.evidence import Evidence
+    from rat_agent.retrieval.evidence import Evidence
 
 RESULTS = Path(__file__).parent / "results" / "task-support.md"
 
@@ -44,8 +44,8 @@ def _tasks() -> list[tuple[str, str, str]]:
 
 def task_evidence(collection: str, text: str, k: int = 3, budget: int = 600) -> Evidence:
     """The passages of a task's top-k documents a step is shown (the rag method's)."""
-    from rat_agent.agent import evidence
     from rat_agent.agent.nodes import as_dict
+    from rat_agent.retrieval import evidence
     from rat_agent.retrieval.qdrant import hybrid
     from rat_agent.retrieval.qdrant.client import locked_client
 

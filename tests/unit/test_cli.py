@@ -5,14 +5,16 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from fakes import ListRetriever, ScriptedModel, current_step, plan_model, revision, wiki_docs
+from fakes import ListRetriever, ScriptedModel, current_step, plan_model, wiki_docs
 from langchain_core.messages import BaseMessage
 
 from rat_agent import ConfigError, cli, retrieval
 from rat_agent.providers import chat
+from rat_agent.repair import Settings, crafting
 
 DRAFT = "STEP 1: get logs\nSTEP 2: make planks\nSTEP 3: craft a table"
 
@@ -54,8 +56,7 @@ def test_ask_prints_a_line_a_step_then_the_answer_and_sources(
         "STEP 3 revised FIXED craft a table",
     ]
     assert "query" not in out and "sources" not in out.split("Answer")[0]
-    # the model's own answer, its parts revised
-    assert "STEP 3: FIXED craft a table" in out.split("Answer")[1]
+    assert "final answer" in out.split("Answer")[1]  # written from the revised steps
     assert "[1] Page 1 — corpus:page1" in out and "[2] Page 2 — corpus:page2" in out
     assert "model calls" in out
 
@@ -69,7 +70,7 @@ def test_ask_verbose_prints_every_draft_query_and_change(
     assert "Draft: 3 steps" in out
     assert "query" in out and "about: get logs" in out
     assert "STEP 3 {+FIXED+} craft a table" in out  # what the revision changed, word by word
-    assert "STEP 3: FIXED craft a table" in out.split("Answer")[1]  # the reply, revised
+    assert "final answer" in out.split("Answer")[1]
     assert "[1] Page 1 — corpus:page1" in out and "[2] Page 2 — corpus:page2" in out
     assert "model calls" in out
 
@@ -79,17 +80,10 @@ def test_ask_json_matches_the_api(
 ) -> None:
     assert rat("ask", "How?", "--retriever", "fake", "--json", "--query-mode", "text") == 0
     result = json.loads(capsys.readouterr().out)
-    assert result["answer"] == "STEP 1: FIXED get logs\nSTEP 2: FIXED make planks\n" + (
-        "STEP 3: FIXED craft a table"
-    )
+    assert result["answer"] == "final answer"  # written from the checked steps
     assert [s["query"] for s in result["steps"]] == ["get logs", "make planks", "craft a table"]
     assert set(result["steps"][0]) >= {"draft", "query", "sources", "revised"}
-    assert result["stats"]["model_calls"] == 1 + 3  # the draft and 3 revisions
-    args = ("ask", "How?", "--retriever", "fake", "--json", "--query-mode", "text")
-    assert rat(*args, "--draft", "cot") == 0
-    result = json.loads(capsys.readouterr().out)
-    assert result["answer"] == "final answer"  # written from the checked steps
-    assert result["stats"]["model_calls"] == 1 + 3 + 1
+    assert result["stats"]["model_calls"] == 1 + 3 + 1  # the draft, 3 revisions, the answer
     assert rat("ask", "How?", "--retriever", "fake", "--json", "--output", "steps") == 0
     result = json.loads(capsys.readouterr().out)
     assert result["answer"].splitlines()[0] == "STEP 1: FIXED get logs"
@@ -122,7 +116,7 @@ def test_failed_run_resumes_on_its_thread(
         "FIXED craft a table",
     ]
     # only the failed revision and the steps after it were run again
-    assert [k for k, _ in model.calls[calls_before:]] == ["revise", "query", "revise"]
+    assert [k for k, _ in model.calls[calls_before:]] == ["revise", "query", "revise", "answer"]
 
     assert rat("show", "t1") == 0
     shown = capsys.readouterr().out
@@ -131,28 +125,16 @@ def test_failed_run_resumes_on_its_thread(
     assert "t1" in capsys.readouterr().out
 
 
-def test_show_prints_a_refused_revision_beside_the_kept_draft(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+def test_show_prints_what_the_draft_was_and_each_change(
+    fake_world: ScriptedModel, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    model = plan_model(DRAFT)
-    respond = model.respond
-
-    def made_up(kind: str, messages: list[BaseMessage]) -> str:
-        if kind == "revise" and current_step(messages) == "make planks":
-            return revision(messages, "make planks with plank_tool.cfg")
-        return respond(kind, messages)
-
-    model.respond = made_up
-    install_fakes(monkeypatch, model)
     assert rat("ask", "How?", "--retriever", "fake", "--thread", "t3") == 0
     brief = " ".join(capsys.readouterr().out.split())
-    assert "draft: 3 steps, the model's own answer: the task's best passage matched" in brief
+    assert "draft: 3 steps, the model's chain of thought" in brief
     assert rat("show", "t3") == 0
-    out = capsys.readouterr().out
-    assert "draft: the model's own answer: the task's best passage" in " ".join(out.split())
-    assert "named plank_tool.cfg, which no passage shown gives" in " ".join(out.split())
-    assert "refused make planks with plank_tool.cfg" in out
-    assert "quoted  Page 1 says" in out
+    out = " ".join(capsys.readouterr().out.split())
+    assert "draft: the model's chain of thought" in out
+    assert "FIXED make planks" in out and "make planks" in out
 
 
 @pytest.mark.parametrize(
@@ -241,7 +223,6 @@ def repairing_model() -> ScriptedModel:
     """Step 1 needs 2 logs (inserted before it); step 2 is not needed (dropped)."""
 
     def respond(kind: str, messages: list[BaseMessage]) -> str:
-        from fakes import current_step
 
         if kind == "draft":
             return "STEP 1: make planks\nSTEP 2: dance"
@@ -261,18 +242,20 @@ def test_ask_shows_inserted_and_dropped_steps(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     install_fakes(monkeypatch, repairing_model())
+    quiet = Settings(min_support=0, stop_at_goal=False, reach_goal=False)
+    monkeypatch.setattr(crafting.REPAIR, "settings", quiet)  # the plug-in's settings
     ask = ("ask", "How do I make planks?", "--retriever", "fake", "--repair", "minecraft")
-    assert rat(*ask, "--min-support", "0", "--no-stop-at-goal", "--no-reach-goal") == 0
+    assert rat(*ask) == 0
     brief = capsys.readouterr().out
     assert "STEP 1 inserted Chop 2 logs\n" in brief
     assert "STEP 3 dropped dance\n" in brief
-    assert rat(*ask, "--min-support", "0", "--no-stop-at-goal", "--no-reach-goal", "--verbose") == 0
+    assert rat(*ask, "--verbose") == 0
     out = capsys.readouterr().out
     assert "needs Get 2 logs. (inserted before: Craft 8 planks from 2 logs)" in out
     assert "STEP 1 Chop 2 logs (inserted: needed by: Craft 8 planks from 2 logs)" in out
     assert "(dropped: dancing makes nothing)" in out
     assert "STEP 1: Chop 2 logs\nSTEP 2: Craft 8 planks from 2 logs\n" in out
-    assert rat(*ask, "--min-support", "0", "--no-stop-at-goal", "--no-reach-goal", "--json") == 0
+    assert rat(*ask, "--json") == 0
     steps = json.loads(capsys.readouterr().out)["steps"]
     assert [s["status"] for s in steps] == ["inserted", "revised", "dropped"]
     assert steps[0]["makes"] == "2 logs" and steps[1]["needs"] == ["2 logs"]
@@ -283,7 +266,6 @@ def test_ask_shows_a_step_appended_for_the_goal(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     def respond(kind: str, messages: list[BaseMessage]) -> str:
-        from fakes import current_step
 
         if kind == "draft":
             return "STEP 1: find a forest"
@@ -295,12 +277,15 @@ def test_ask_shows_a_step_appended_for_the_goal(
 
     install_fakes(monkeypatch, ScriptedModel(respond=respond, calls=[]))
     args = ("ask", "How do I make planks?", "--retriever", "fake", "--query-mode", "text")
-    args = (*args, "--repair", "minecraft", "--min-support", "0", "--no-stop-at-goal")
-    assert rat(*args, "--reach-goal", "--verbose") == 0
+    args = (*args, "--repair", "minecraft")
+    quiet = Settings(min_support=0, stop_at_goal=False, reach_goal=True)
+    monkeypatch.setattr(crafting.REPAIR, "settings", quiet)
+    assert rat(*args, "--verbose") == 0
     out = capsys.readouterr().out
     assert "needs Get planks. (appended: the plan ended before a step made 'planks')" in out
     assert "STEP 1: find a forest\nSTEP 2: Get 1 log.\nSTEP 3: Craft 4 planks from 1 log\n" in out
-    assert rat(*args, "--no-reach-goal") == 0
+    monkeypatch.setattr(crafting.REPAIR, "settings", replace(quiet, reach_goal=False))
+    assert rat(*args) == 0
     assert "STEP 2" not in capsys.readouterr().out
 
 

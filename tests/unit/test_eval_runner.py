@@ -209,7 +209,7 @@ def test_rescoring_reads_the_stored_answers_with_the_checker_as_it_is_now() -> N
 
     model = planner()
     graph = build_graph(llm=model, retriever=PAGES())
-    context = {"model": "fake", "max_steps": 32}
+    context = {"model": "fake", "max_steps": 32, "output": "steps"}  # as run_minecraft's
     first = run_minecraft(["cot"], context=context, tasks=TASKS, graph=graph)
     assert [r.score for r in first] == [1.0] * 3
     calls = len(model.calls)
@@ -259,9 +259,12 @@ def test_a_run_that_raised_is_kept_as_a_zero_until_errors_are_retried() -> None:
 def test_eval_flags_pick_a_stratified_split_and_any_context_field() -> None:
     from rat_agent.cli.eval import _settings
 
-    assert _settings(
-        ["evidence=documents", "repair-steps=4", "min_support=0.5", "stop_at_goal=false"]
-    ) == {"evidence": "documents", "repair_steps": 4, "min_support": 0.5, "stop_at_goal": False}
+    assert _settings(["draft=sourced", "max-steps=4", "temperature=0.5", "memory=false"]) == {
+        "draft": "sourced",
+        "max_steps": 4,
+        "temperature": 0.5,
+        "memory": False,
+    }
     from rat_agent.errors import ConfigError
 
     with pytest.raises(ConfigError, match="context field"):

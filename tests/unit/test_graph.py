@@ -51,8 +51,7 @@ def test_call_count_text_queries_is_1_plus_n_and_query_is_the_step() -> None:
     retriever = ListRetriever(documents=wiki_docs())
     result = run(model, retriever, query_mode="text")
     assert [kind for kind, _ in model.calls] == ["draft"] + ["revise"] * 4
-    # the first search is the task's own: the draft is written from it if it bears on it
-    assert retriever.queries == ["How do I get sticks in Minecraft?", *STEPS]
+    assert retriever.queries == STEPS
     assert [s["query"] for s in result["steps"]] == STEPS
 
 
@@ -69,14 +68,14 @@ def test_query_sees_revised_past_and_current_draft_but_no_later_step() -> None:
         for later in STEPS[i + 1 :]:
             assert later not in text
         assert "How do I get sticks in Minecraft?" in text
-    assert retriever.queries[1:] == [f"about: {s}" for s in STEPS]
+    assert retriever.queries == [f"about: {s}" for s in STEPS]
 
 
 def test_revision_sees_documents_and_replaces_the_draft() -> None:
-    """The paper's revision (revision="plain") sees the revised past as its stable prefix;
-    the grounded one does not (tests/test_plan_repair.py)."""
+    """The paper's revision sees the revised past as its stable prefix; plan repair's does
+    not (tests/test_plan_repair.py)."""
     model = plan_model(DRAFT)
-    result = run(model, revision="plain")
+    result = run(model)
     revisions = [msgs for kind, msgs in model.calls if kind == "revise"]
     for i, messages in enumerate(revisions):
         text = prompt_text(messages)
@@ -121,20 +120,6 @@ def test_max_steps_merges_the_tail_without_losing_it() -> None:
         "craft planks\nbuild a table\nmake sticks",
     ]
     assert len(model.calls) == 1 + 2 * 2
-
-
-def test_prefix_scope_rewrites_the_answer_so_far() -> None:
-    def respond(kind: str, messages: list[BaseMessage]) -> str:
-        if kind == "draft":
-            return DRAFT
-        text = prompt_text(messages)
-        number = text.count("\nSTEP ") + 1 if "Checked steps so far" in text else 1
-        return "\n".join(f"STEP {n}: prefix-{n}" for n in range(1, number + 1))
-
-    model = ScriptedModel(respond=respond, calls=[])
-    result = run(model, revise_scope="prefix", query_mode="text")
-    assert [kind for kind, _ in model.calls] == ["draft"] + ["prefix"] * 4
-    assert [s["revised"] for s in result["steps"]] == [f"prefix-{n}" for n in range(1, 5)]
 
 
 def test_output_answer_adds_a_final_call() -> None:
@@ -283,8 +268,7 @@ def test_the_custom_stream_tells_the_whole_run() -> None:
     stream = list(graph.stream({"question": "q?"}, stream_mode="custom", context=context))
     assert [e["event"] for e in stream] == ["draft", *["query", "sources", "step"] * 4]
     draft = dict(stream[0])
-    # "q?" is close to no page: the draft is the model's own answer, and the event says why
-    assert draft.pop("from").startswith("the model's own answer: the task's best passage")
+    assert draft.pop("from") == "the model's chain of thought"
     assert draft == {"event": "draft", "drafts": STEPS, "reviewed": False}
     assert stream[1] == {
         "event": "query",

@@ -13,8 +13,8 @@ from pydantic import SecretStr
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from rat_agent.agent.model import schema_options as _schema_options
 from rat_agent.errors import RequestRejected
+from rat_agent.providers.call import schema_options as _schema_options
 from rat_agent.providers.local_chat import LocalChat, LocalServerError
 
 USAGE = {

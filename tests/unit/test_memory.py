@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from unittest.mock import patch
 
 import pytest
 from fakes import ListRetriever, ScriptedModel, current_step, prompt_text, revision
@@ -15,6 +16,7 @@ from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage
 
 from rat_agent import ConfigError, build_graph, cli
+from rat_agent.agent import remember
 from rat_agent.memory.store import Memory
 
 DRAFT = "STEP 1: smelt raw iron in a furnace\nSTEP 2: craft an iron pickaxe"
@@ -62,20 +64,26 @@ def by_step(answer: str) -> str:
     return f"CONFIDENT: 1\nTHOUGHT: {SMELT if 'smelt' in answer else PICKAXE}"
 
 
-def run(llm: ScriptedModel, thread: str = "t1", **context: object) -> dict:
+def run(
+    llm: ScriptedModel,
+    thread: str = "t1",
+    memory_from: str = "steps",
+    novelty: float = remember.NOVELTY,
+    **context: object,
+) -> dict:
+    """A run with memory on; what becomes thoughts and the novelty they need are the memory's
+    constants (remember.py), set here for one run."""
     graph = build_graph(llm=llm, retriever=ListRetriever(documents=documents()))
-    settings = {
-        "memory": True,
-        "memory_from": "steps",
-        "query_mode": "llm",
-        "output": "steps",
-        **context,
-    }
-    return graph.invoke(
-        {"question": "How do I make an iron pickaxe?"},
-        config={"configurable": {"thread_id": thread}},
-        context=settings,
-    )
+    settings = {"memory": True, "query_mode": "llm", "output": "steps", **context}
+    with (
+        patch.object(remember, "MEMORY_FROM", memory_from),
+        patch.object(remember, "NOVELTY", novelty),
+    ):
+        return graph.invoke(
+            {"question": "How do I make an iron pickaxe?"},
+            config={"configurable": {"thread_id": thread}},
+            context=settings,
+        )
 
 
 def test_a_confident_novel_thought_is_stored_with_provenance_and_level() -> None:
@@ -135,9 +143,9 @@ def test_a_near_duplicate_is_not_stored() -> None:
     assert Memory("thoughts").count() == 2
 
 
-def test_the_novelty_threshold_is_a_setting() -> None:
+def test_the_novelty_threshold_decides_what_is_new() -> None:
     run(model(by_step), thread="first")
-    result = run(model(reworded), thread="second", memory_novelty=0.999)
+    result = run(model(reworded), thread="second", novelty=0.999)
     assert [n["stored"] for n in result["thoughts"]] == [True, True]
     assert Memory("thoughts").count() == 4
 
@@ -178,7 +186,7 @@ def test_a_thought_built_on_a_thought_is_one_level_higher() -> None:
         ),
         thread="second",
         memory_from="answer",
-        memory_novelty=0.99,
+        novelty=0.99,
     )
     (note,) = result["thoughts"]
     assert note["stored"]
@@ -292,7 +300,7 @@ def test_rat_show_reports_what_the_run_taught_the_memory(
         graph.invoke(
             {"question": "How do I make an iron pickaxe?"},
             config={"configurable": {"thread_id": "taught"}},
-            context={"memory": True, "memory_from": "both", "output": "steps"},
+            context={"memory": True, "output": "steps"},  # thoughts from steps and answer
         )
     assert cli.main(["show", "taught"]) == 0
     shown = capsys.readouterr().out
@@ -319,7 +327,7 @@ def test_on_a_server_with_keys_each_user_recalls_only_their_own_thoughts() -> No
         return graph.invoke(
             {"question": "How do I make an iron pickaxe?"},
             config={"configurable": {"thread_id": thread, "langgraph_auth_user": who}},
-            context={"memory": True, "memory_from": "steps", "output": "steps"},
+            context={"memory": True, "output": "steps"},
         )
 
     def kinds(result: dict) -> list[str]:

@@ -1,19 +1,23 @@
 """Crafting plan repair (repair="minecraft") through the graph, with a scripted model.
 
 The passed-in retriever declares no domain, so each run names the extension; the goal
-settings and min_support, which these tests are not about, are off unless a test turns
-them on (the fake pages say nothing a similarity check would accept)."""
+settings and min_support (the plug-in's Settings), which these tests are not about, are off
+unless a test turns them on (the fake pages say nothing a similarity check would accept)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import fields, replace
 from typing import Any
+from unittest.mock import patch
 
-import pytest
 from fakes import ListRetriever, ScriptedModel, current_step, prompt_text, wiki_docs
 from langchain_core.messages import BaseMessage
 
 from rat_agent import build_graph
+from rat_agent.repair import Settings, crafting
 
 QUESTION = "How do I make a chest?"
 # What each step needs, as the documents would say: planks need logs, the table planks.
@@ -58,26 +62,32 @@ def grounded_model(draft: str, *, drop: str = "", own: bool = False) -> Scripted
     return ScriptedModel(respond=respond, calls=[])
 
 
-REPAIR: dict[str, Any] = {
-    "repair": "minecraft",
-    "min_support": 0.0,
-    "stop_at_goal": False,
-    "reach_goal": False,
-}
+REPAIR: dict[str, Any] = {"repair": "minecraft"}
+QUIET = Settings(min_support=0.0, stop_at_goal=False, reach_goal=False)
+SETTINGS = {f.name for f in fields(Settings)}
+
+
+@contextmanager
+def repairing(**settings: Any) -> Iterator[None]:
+    """Crafting repair with QUIET's settings, changed by `settings`, for one block."""
+    with patch.object(crafting.REPAIR, "settings", replace(QUIET, **settings)):
+        yield
 
 
 def run(model: ScriptedModel, **context: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    settings = {name: context.pop(name) for name in list(context) if name in SETTINGS}
     context = {**REPAIR, **context}
     graph = build_graph(llm=model, retriever=ListRetriever(documents=wiki_docs(2)))
     events: list[dict[str, Any]] = []
     result: dict[str, Any] = {}
-    for mode, chunk in graph.stream(
-        {"question": QUESTION}, context=context, stream_mode=["custom", "values"]
-    ):
-        if mode == "custom":
-            events.append(chunk)
-        else:
-            result = chunk
+    with repairing(**settings):
+        for mode, chunk in graph.stream(
+            {"question": QUESTION}, context=context, stream_mode=["custom", "values"]
+        ):
+            if mode == "custom":
+                events.append(chunk)
+            else:
+                result = chunk
     return result, events
 
 
@@ -115,10 +125,10 @@ def test_prerequisites_are_inserted_checked_and_the_step_checked_again() -> None
 def test_an_inserted_step_is_checked_causally() -> None:
     """Its query and revision see the task and its own draft, never the step waiting on it;
     it looks itself up (no query call). The waiting step is checked again after it, from its
-    own revision (reuse_repairs, the default), or asked again (off)."""
+    own revision (Settings.reuse, the default), or asked again (off)."""
     for reuse in (True, False):
         model = grounded_model("STEP 1: Craft a chest.")
-        result, _ = run(model, query_mode="llm", reuse_repairs=reuse)
+        result, _ = run(model, query_mode="llm", reuse=reuse)
         checked = [
             (kind, current_step(m), prompt_text(m))
             for kind, m in model.calls
@@ -315,11 +325,8 @@ def test_a_plan_ends_at_the_revised_step_that_makes_the_goal() -> None:
     assert [s["status"] for s in result["steps"]] == ["revised"] * 2 + ["unchanged"] * 2
 
 
-def test_plain_revision_sees_the_revised_past_and_grounded_does_not() -> None:
-    model = grounded_model("STEP 1: Get 2 logs.\nSTEP 2: Get 1 log.")
-    run(model, revision="plain")
-    plain = [prompt_text(m) for kind, m in model.calls if kind == "revise"]
-    assert "Chop 2 logs." in plain[1] or "STEP 1:" in plain[1]
+def test_the_repair_revision_does_not_see_the_revised_past() -> None:
+    """A small model shown earlier steps copies them instead of the line it quotes."""
     model = grounded_model("STEP 1: Get 2 logs.\nSTEP 2: Get 1 log.")
     run(model)
     grounded = [prompt_text(m) for kind, m in model.calls if kind == "revise"]
@@ -346,13 +353,17 @@ def test_json_replies_are_asked_for_with_the_quotable_lines() -> None:
             return "STEP 1: Get 2 logs."
         return json.dumps({"fact": f"1a. {PAGE1}", "step": "Chop 2 logs.", "needs": []})
 
-    result, _ = run(JsonModel(respond=respond, calls=[]), reply_format="json")
+    # the model's profile says its server enforces a schema (providers/profiles.py)
+    with patch("rat_agent.agent.nodes.RatNodes.constrained", return_value=True):
+        result, _ = run(JsonModel(respond=respond, calls=[]))
     assert result["steps"][0]["revised"] == "Chop 2 logs."
     assert result["steps"][0]["fact"] == PAGE1
     schema = seen[0]["json_schema"]["schema"]
-    assert schema["properties"]["fact"]["enum"][0] == f"1a. {PAGE1}"
+    # the one passage that matches the step best (crafting's FACT_CHOICES), as labelled
+    (line,) = schema["properties"]["fact"]["enum"]
+    assert line.startswith(("1a. Page 1 says", "2a. Page 2 says"))
     assert schema["required"] == ["fact", "step", "needs"]
-    # a model given in code gets plain text unless json is asked for
+    # a model given in code has no profile: plain text
     seen.clear()
     run(JsonModel(respond=respond, calls=[]))
     assert seen == []
@@ -369,10 +380,11 @@ def test_time_travel_to_a_step_after_a_repair() -> None:
         checkpointer=InMemorySaver(), llm=model, retriever=ListRetriever(documents=wiki_docs(2))
     )
     config: Any = {"configurable": {"thread_id": "t"}}
-    first = graph.invoke({"question": QUESTION}, config, context=REPAIR)
-    calls = len(model.calls)
-    branch = fork(graph, "t", 3, "Get 4 planks.")
-    second = graph.invoke(None, branch, context=REPAIR)
+    with repairing():
+        first = graph.invoke({"question": QUESTION}, config, context=REPAIR)
+        calls = len(model.calls)
+        branch = fork(graph, "t", 3, "Get 4 planks.")
+        second = graph.invoke(None, branch, context=REPAIR)
     assert second["steps"][:2] == first["steps"][:2]
     # the edited step needs a log the first two steps used up: repaired in the branch too
     assert [s["draft"] for s in second["steps"][2:4]] == ["Get 1 log.", "Get 4 planks."]
@@ -415,7 +427,7 @@ def test_an_openai_compatible_model_gets_the_schema_in_its_request_body() -> Non
     max_tokens; in the body, the server still enforces it and the reply stays text."""
     from langchain_openai import ChatOpenAI
 
-    from rat_agent.agent.model import schema_options as _schema_options
+    from rat_agent.providers.call import schema_options as _schema_options
 
     model = ChatOpenAI(
         model="m",
@@ -435,42 +447,6 @@ def test_an_openai_compatible_model_gets_the_schema_in_its_request_body() -> Non
     }
     assert model.extra_body == {"repeat_penalty": 1.1}  # the shared model is left as it was
     assert _schema_options(model, None) == {}
-
-
-def test_a_goal_draft_is_one_step_and_repair_writes_the_plan_before_it() -> None:
-    """draft="goal": no chain of thought is drafted; the steps come from the sources."""
-    chest = RECIPES["Craft a chest."]
-    base = grounded_model("unused")
-
-    def respond(kind: str, messages: list[BaseMessage]) -> str:
-        assert kind != "draft", "draft=goal asks no chain of thought"
-        if kind == "goal":
-            return "A chest."
-        if kind == "revise" and current_step(messages) == "Get A chest.":
-            return (
-                f"FACT: 1a. {chest[0]} It takes {', '.join(chest[1])}.\nSTEP: {chest[0]}\n"
-                f"NEEDS: {', '.join(chest[1])}"
-            )
-        return base.respond(kind, messages)
-
-    model = ScriptedModel(respond=respond, calls=[])
-    result, _ = run(model, draft="goal")
-    assert result["goal"] == "A chest"
-    assert [s["revised"] for s in result["steps"]] == [
-        "Chop 2 logs.",
-        "Craft 8 planks from 2 logs.",
-        "Craft 1 crafting table from 4 planks.",
-        "Chop 2 logs.",
-        "Craft 8 planks from 2 logs.",
-        "Craft 1 chest from 8 planks at a crafting table.",
-    ]
-    assert result["steps"][-1]["draft"] == "Get A chest."
-    assert "draft" not in {kind for kind, _ in model.calls} and model.calls[0][0] == "goal"
-    # a written answer (output "answer") keeps the paper's draft
-    from rat_agent.errors import ModelError
-
-    with pytest.raises(ModelError, match="draft=goal asks no chain of thought"):
-        run(ScriptedModel(respond=respond, calls=[]), draft="goal", output="answer")
 
 
 def test_a_prerequisite_an_earlier_step_has_made_since_is_dropped_unchecked() -> None:
@@ -651,11 +627,12 @@ def test_time_travel_to_the_step_appended_for_the_goal() -> None:
         checkpointer=InMemorySaver(), llm=model, retriever=ListRetriever(documents=wiki_docs(2))
     )
     config: Any = {"configurable": {"thread_id": "t"}}
-    context = {**REPAIR, "query_mode": "text", "reach_goal": True}
-    first = graph.invoke({"question": QUESTION}, config, context=context)
-    assert len(first["steps"]) == 7
-    calls = len(model.calls)
-    second = graph.invoke(None, fork(graph, "t", 2, "Get a chest."), context=context)
+    context = {**REPAIR, "query_mode": "text"}
+    with repairing(reach_goal=True):
+        first = graph.invoke({"question": QUESTION}, config, context=context)
+        assert len(first["steps"]) == 7
+        calls = len(model.calls)
+        second = graph.invoke(None, fork(graph, "t", 2, "Get a chest."), context=context)
     assert second["steps"] == first["steps"]  # the same step, checked again the same way
     assert current_step(model.calls[calls][1]) == "Get a chest."
     assert [kind for kind, _ in model.calls[calls:]].count("goal") == 0
@@ -682,7 +659,7 @@ def test_the_goal_step_is_not_taken_as_made_by_a_thing_whose_name_contains_the_g
 
 
 def test_a_prerequisite_asked_for_again_is_written_from_the_step_that_resolved_it() -> None:
-    """reuse_repairs: the second "Get 8 planks." and "Get 2 logs." are copies of the first,
+    """Settings.reuse: the second "Get 8 planks." and "Get 2 logs." are copies of the first,
     with their quotes and sources, and neither retrieves nor asks the model."""
     model = grounded_model("STEP 1: Craft a chest.")
     result, events = run(model)  # on by default
@@ -706,7 +683,7 @@ def test_a_prerequisite_asked_for_again_is_written_from_the_step_that_resolved_i
     assert titles[4] == [s["title"] for s in steps[1]["sources"]]
     # off, the model is asked each time
     again = grounded_model("STEP 1: Craft a chest.")
-    run(again, reuse_repairs=False)
+    run(again, reuse=False)
     assert [current_step(m) for kind, m in again.calls if kind == "revise"].count(
         "Get 8 planks."
     ) == 2
@@ -716,7 +693,7 @@ def test_a_reused_recipe_is_scaled_and_a_step_that_makes_too_few_is_asked_again(
     """ "Get 8 planks." after "Get 4 planks." runs the same recipe twice; "Chop 1 log." is
     no recipe to scale, so "Get 2 logs." goes to the model."""
     model = grounded_model("STEP 1: Get a crafting table.\nSTEP 2: Craft a chest.")
-    result, _ = run(model, reuse_repairs=True)
+    result, _ = run(model, reuse=True)
     revised = [s["revised"] for s in result["steps"]]
     assert revised[:3] == [
         "Chop 1 log.",

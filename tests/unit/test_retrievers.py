@@ -62,18 +62,18 @@ def test_the_cli_reports_a_bad_import_path_in_one_line(
 
 
 def test_boolean_settings_parse_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("RAT_FETCH_PAGES", "0")
-    assert Context().fetch_pages is False
-    monkeypatch.setenv("RAT_FETCH_PAGES", "yes")
-    assert Context().fetch_pages is True
-    monkeypatch.setenv("RAT_FETCH_PAGES", "maybe")
-    with pytest.raises(ConfigError, match="RAT_FETCH_PAGES"):
+    monkeypatch.setenv("RAT_MEMORY", "0")
+    assert Context().memory is False
+    monkeypatch.setenv("RAT_MEMORY", "yes")
+    assert Context().memory is True
+    monkeypatch.setenv("RAT_MEMORY", "maybe")
+    with pytest.raises(ConfigError, match="RAT_MEMORY"):
         Context()
 
 
-def test_the_minecraft_source_is_validated() -> None:
-    with pytest.raises(ConfigError, match="source must be one of offline, wiki, auto"):
-        Context(source="web")  # type: ignore[arg-type]
+def test_an_unknown_source_names_the_ones_there_are() -> None:
+    with pytest.raises(ConfigError, match="minecraft, minecraft-wiki, minecraft-auto"):
+        retrieval.check_retriever(Context(retriever="minecraft-web"))
 
 
 def test_runs_with_different_settings_get_their_own_retriever() -> None:

@@ -17,13 +17,13 @@ DRAFT = "STEP 1: get logs\nSTEP 2: make planks\nSTEP 3: craft a table"
 CONTEXT = {"review_draft": True}
 
 
-def paused_graph() -> tuple[object, ScriptedModel, dict[str, object]]:
+def paused_graph(**context: object) -> tuple[object, ScriptedModel, dict[str, object]]:
     model = plan_model(DRAFT)
     graph = build_graph(
         checkpointer=InMemorySaver(), llm=model, retriever=ListRetriever(documents=wiki_docs(1))
     )
     config = {"configurable": {"thread_id": "t"}}
-    result = graph.invoke({"question": "table?"}, config, context=CONTEXT)
+    result = graph.invoke({"question": "table?"}, config, context={**CONTEXT, **context})
     (pending,) = result["__interrupt__"]
     assert pending.value == {
         "question": "table?",
@@ -51,17 +51,14 @@ def test_edited_steps_replace_the_draft() -> None:
     assert revised(result) == ["FIXED get four logs", "FIXED craft a table"]
     assert [s["draft"] for s in result["steps"]] == edited["drafts"]
     origin = graph.get_state(config).values["draft_from"]  # type: ignore[attr-defined]
-    assert origin.startswith("a person's edit of the model's own answer")
+    assert origin == "a person's edit of the model's chain of thought"
 
 
 def test_a_text_of_steps_is_accepted_and_bounded_by_max_steps() -> None:
-    graph, _, config = paused_graph()
+    """The run's max_steps, as it started: a resume goes on with the run's settings."""
+    graph, _, config = paused_graph(max_steps=3)
     text = "STEP 1: a\nSTEP 2: b\nSTEP 3: c\nSTEP 4: d"
-    result = graph.invoke(
-        Command(resume=text),
-        config,  # type: ignore[attr-defined]
-        context={**CONTEXT, "max_steps": 3},
-    )
+    result = graph.invoke(Command(resume=text), config, context=CONTEXT)  # type: ignore[attr-defined]
     assert [s["draft"] for s in result["steps"]][:2] == ["a", "b"]
     assert len(result["steps"]) == 3  # the tail is merged, never dropped
     assert "d" in result["steps"][2]["draft"]

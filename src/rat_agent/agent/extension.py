@@ -23,7 +23,7 @@ from rat_agent.agent.state import DraftMeta, State, Step
 from rat_agent.retrieval.settings import DOMAIN_KEY
 
 if TYPE_CHECKING:
-    from rat_agent.agent.model import Call
+    from rat_agent.providers.call import Call
 
 
 class Model(Protocol):

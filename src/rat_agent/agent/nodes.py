@@ -27,11 +27,11 @@ from langgraph.types import Command, interrupt
 from rat_agent.agent import parsing, prompts
 from rat_agent.agent.context import Context
 from rat_agent.agent.extension import Drafted, Lookup, PlanRepair, domain_of, repair_for
-from rat_agent.agent.model import Call, ask
 from rat_agent.agent.remember import check_memory, recall
 from rat_agent.agent.state import REVISE_STEP, Source, SourceKind, State, Step
 from rat_agent.errors import ConfigError, RatError, RetrievalError, UnusableReply
 from rat_agent.limits import check_question
+from rat_agent.providers.call import Call, ask
 from rat_agent.providers.profiles import PAPER, profile_of
 from rat_agent.retrieval import check_retriever, get_retriever
 from rat_agent.retrieval.settings import EVIDENCE_KEY, EVIDENCE_TOKENS, PENALTY_KEY
@@ -40,7 +40,7 @@ from rat_agent.served import current_user
 from rat_agent.text import shorten
 
 if TYPE_CHECKING:
-    from rat_agent.agent.evidence import Evidence
+    from rat_agent.retrieval.evidence import Evidence
 
 log = logging.getLogger(__name__)
 SNIPPET_CHARS = 240
@@ -152,7 +152,7 @@ class RatNodes:
     ) -> Evidence:
         """The retrieved documents cut to their passages closest to `targets`, within the
         source's budget of tokens (its metadata, else 600), and how well the best matches."""
-        from rat_agent.agent import evidence  # lazy: numpy and the embedder, for retrievals
+        from rat_agent.retrieval import evidence  # lazy: numpy and the embedder, for retrievals
 
         if not documents:
             return evidence.Evidence(documents, None)

@@ -15,10 +15,12 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from typing import TYPE_CHECKING
 
 from rat_agent.agent.parsing import format_steps
+
+if TYPE_CHECKING:  # the context's defaults are these texts, and the settings load light
+    from langchain_core.messages import BaseMessage
 
 SYSTEM = (
     "You are a careful assistant who solves tasks step by step and checks each step "
@@ -122,6 +124,8 @@ def _defuse(text: str) -> str:
 
 
 def as_messages(system: str, text: str) -> list[BaseMessage]:
+    from langchain_core.messages import HumanMessage, SystemMessage
+
     return [SystemMessage(system), HumanMessage(text)]
 
 

@@ -24,7 +24,6 @@ from langgraph.runtime import Runtime
 
 from rat_agent.agent import parsing, prompts
 from rat_agent.agent.context import Context
-from rat_agent.agent.model import typed_errors
 from rat_agent.agent.nodes import (
     RatNodes,
     check_sources,
@@ -35,6 +34,7 @@ from rat_agent.agent.nodes import (
 )
 from rat_agent.agent.state import State, Step
 from rat_agent.errors import RetrievalError, UnusableReply
+from rat_agent.providers.call import typed_errors
 
 
 class LastCallAnswers(AgentMiddleware):

@@ -24,6 +24,7 @@ log = logging.getLogger(__name__)
 MEMORY_K = 2  # thoughts read with each retrieval, besides the k documents
 MIN_SCORE = 0.5  # the least cosine similarity of a thought to the query for it to be read
 NOVELTY = 0.85  # a new thought closer than this to a stored one is not stored (the paper's)
+MEMORY_FROM = "both"  # thoughts from each checked step and from the answer: one call each
 
 
 def memory_collection(ctx: Context) -> str:
@@ -89,6 +90,7 @@ def remember(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[s
         state["question"],
         state.get("steps", []),
         state.get("answer", ""),
+        MEMORY_FROM,
         levels,
     )
     replies: list[str | None] = []

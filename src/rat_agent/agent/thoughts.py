@@ -1,9 +1,9 @@
 """Thought making: a finished run becomes thoughts, stored only if confident and novel.
 
-The candidates are the whole answer and each step that was checked against sources:
-RAT's revised steps are exactly the checked, reusable conclusions the Thought-Retriever
-paper builds its memory from. A run with no sources makes no thoughts: an unsupported
-answer is what the memory must not learn.
+The candidates are the whole answer and each step that was checked against sources
+(remember.MEMORY_FROM): RAT's revised steps are exactly the checked, reusable
+conclusions the Thought-Retriever paper builds its memory from. A run with no sources
+makes no thoughts: an unsupported answer is what the memory must not learn.
 """
 
 from __future__ import annotations
@@ -33,22 +33,26 @@ class Candidate:
 
 
 def candidates(
-    question: str, steps: Sequence[Step], answer: str, levels: dict[str, float]
+    question: str, steps: Sequence[Step], answer: str, scope: str, levels: dict[str, float]
 ) -> list[Candidate]:
     """What the model is asked to turn into thoughts; `levels` maps thought ids to levels."""
     found: list[Candidate] = []
-    for n, step in enumerate(steps, 1):
-        if step["sources"] and step["status"] not in ("not_revised", "dropped"):
-            origins = _origins(step["sources"], levels)
-            found.append(Candidate(f"{question.strip()} (step {n})", step["revised"], origins, n))
-    everything = [
-        s
-        for step in steps
-        if step["status"] not in ("not_revised", "dropped")
-        for s in step["sources"]
-    ]
-    if everything and parsing.says_something(answer):
-        found.append(Candidate(question.strip(), answer, _origins(everything, levels), None))
+    if scope in ("steps", "both"):
+        for n, step in enumerate(steps, 1):
+            if step["sources"] and step["status"] not in ("not_revised", "dropped"):
+                origins = _origins(step["sources"], levels)
+                found.append(
+                    Candidate(f"{question.strip()} (step {n})", step["revised"], origins, n)
+                )
+    if scope in ("answer", "both"):
+        everything = [
+            s
+            for step in steps
+            if step["status"] not in ("not_revised", "dropped")
+            for s in step["sources"]
+        ]
+        if everything and parsing.says_something(answer):
+            found.append(Candidate(question.strip(), answer, _origins(everything, levels), None))
     return found
 
 

@@ -18,8 +18,7 @@ from rat_agent.errors import ConfigError
 
 # What each benchmark retrieves from and how its answer is read, unless a flag says otherwise.
 DEFAULTS: dict[str, dict[str, Any]] = {
-    # a plan is read from the steps, by every method
-    "minecraft": {"retriever": "minecraft", "output": "steps"},
+    "minecraft": {"retriever": "minecraft"},
     # the paper's code setting: the query is the step's text itself
     "humaneval": {"retriever": "qdrant", "collection": "python-docs", "query_mode": "text"},
     # how-to questions over third-party documentation (Redis's redis.conf), in Qdrant

@@ -296,14 +296,16 @@ def run_minecraft(
     limit: int | None = None,
     **options: Any,
 ) -> list[Result]:
-    """The Minecraft planning suite: each plan is run through the simulator."""
+    """The Minecraft planning suite: each plan, read from the steps of every method that
+    makes steps (`output` "steps" unless the context says otherwise), is run through the
+    simulator."""
     chosen = list(tasks if tasks is not None else load_tasks())[: limit or None]
     return run(
         "minecraft",
         [minecraft_case(t) for t in chosen],
         methods,
         score=minecraft_score,
-        context=context,
+        context={"output": "steps", **context},
         **options,
     )
 

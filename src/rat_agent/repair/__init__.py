@@ -9,6 +9,6 @@ replaced by that module once it is imported, so the path would name a module.
 
 from __future__ import annotations
 
-from rat_agent.repair.plan import Domain, Repair
+from rat_agent.repair.plan import Domain, Repair, Settings
 
-__all__ = ["Domain", "Repair"]
+__all__ = ["Domain", "Repair", "Settings"]

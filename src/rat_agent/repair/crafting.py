@@ -104,4 +104,7 @@ class Crafting:
 
 def repair() -> Repair:
     """Plan repair on Minecraft's crafting knowledge: `repair` "minecraft"."""
-    return Repair(Crafting())
+    return REPAIR
+
+
+REPAIR = Repair(Crafting())  # one per process: `repair` returns it, a test may adjust it

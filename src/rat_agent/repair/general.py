@@ -128,4 +128,7 @@ class General:
 
 def repair() -> Repair:
     """Plan repair for any source: `repair` "general"."""
-    return Repair(General())
+    return REPAIR
+
+
+REPAIR = Repair(General())  # one per process: `repair` returns it, a test may adjust it

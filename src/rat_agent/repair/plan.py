@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from langgraph.runtime import Runtime
@@ -38,17 +39,31 @@ GOAL = (
 # A step is checked again after its prerequisites; it may ask for more a few times (a
 # sibling used up what was made for it), but not forever.
 MAX_REPAIRS = 4
-REPAIR_STEPS = 48  # the most steps one run inserts
-# A domain that drops steps (`Domain.drops`) drops a draft step whose best passage is less
-# similar to it than this (embedding cosine): the sources say nothing about it.
-MIN_SUPPORT = 0.4
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How plan repair behaves: the plug-in's own settings, not the run's."""
+
+    repair_steps: int = 48  # the most steps one run inserts
+    # A domain that drops steps (`Domain.drops`) drops a draft step whose best passage is
+    # less similar to it than this (embedding cosine): the sources say nothing about it.
+    min_support: float = 0.4
+    # A domain that tracks the goal (`Domain.goals`): steps after the one that makes it are
+    # dropped unchecked (stop_at_goal), and a plan that ends before one does gets a step for
+    # it (reach_goal).
+    stop_at_goal: bool = True
+    reach_goal: bool = True
+    # A step checked again after its prerequisites, or a prerequisite inserted again for the
+    # same thing, is written from the revision made before, with no retrieval and no call.
+    reuse: bool = True
 
 
 class Domain(Protocol):
     """What plan repair needs to know of a domain's steps."""
 
     goals: bool  # it can tell a step that makes the goal: the plan ends there, or reaches it
-    drops: bool  # draft steps its sources do not support are dropped (MIN_SUPPORT)
+    drops: bool  # draft steps its sources do not support are dropped (min_support)
 
     def instruction(self, as_json: bool) -> str:
         """The revision's instruction: a quote, the step, and what the step needs."""
@@ -102,8 +117,9 @@ class Domain(Protocol):
 class Repair:
     """Plan repair with one domain: the loop's extension (agent/extension.PlanRepair)."""
 
-    def __init__(self, domain: Domain):
+    def __init__(self, domain: Domain, settings: Settings | None = None):
         self.domain = domain
+        self.settings = settings or Settings()
 
     # --- the draft ---------------------------------------------------------------------
 
@@ -111,13 +127,14 @@ class Repair:
         self, model: Model, ctx: Context, question: str, write: Callable[[], list[str]]
     ) -> Drafted:
         drafts = write()
-        if not self.domain.goals or ctx.output == "answer":  # notes for an answer: no goal
+        goals = self.domain.goals and ctx.output != "answer"  # a plan, not notes for an answer
+        if not (goals and (self.settings.stop_at_goal or self.settings.reach_goal)):
             return Drafted(drafts)
         # A plan ends where the task is done: draft steps after the first one that makes
         # what the task asks for are dropped unchecked (small models go on past the goal).
         goal = self._goal(model, ctx, question)
         last = self.domain.goal_step(goal, drafts)
-        if last is None:
+        if last is None or not self.settings.stop_at_goal:
             return Drafted(drafts, goal)
         meta = [meta_at([], n) for n in range(len(drafts))]
         for n in range(last + 1, len(drafts)):
@@ -138,7 +155,7 @@ class Repair:
         # it is written from its own first revision instead: asked again
         # with the same passages, the model only rewrote the same step.
         original = meta["original"] or state["drafts"][state["index"]]
-        checked = meta.get("checked")
+        checked = meta.get("checked") if self.settings.reuse else None
         reuse = None if checked else self._reused(state, ctx, meta)
         if checked is not None:
             query: str | None = checked["query"]
@@ -159,7 +176,7 @@ class Repair:
         if meta["drop"]:
             return meta["drop"]
         goal = state.get("goal", "")
-        if goal:
+        if self.settings.stop_at_goal and goal:
             # A draft step that does not name the goal may be revised into the step that
             # makes it, and a small model's later steps then make it again.
             kept = [step for step in state["steps"] if step["status"] != "dropped"]
@@ -178,7 +195,7 @@ class Repair:
 
     def _reused(self, state: State, ctx: Context, meta: DraftMeta) -> int | None:
         """The earlier step an inserted step is written from, if any."""
-        if not meta["makes"]:
+        if not (self.settings.reuse and meta["makes"]):
             return None
         return self.domain.resolved(meta["makes"], state["steps"])
 
@@ -205,14 +222,15 @@ class Repair:
         elif (
             self.domain.drops
             and support is not None
-            and support < MIN_SUPPORT
+            and support < self.settings.min_support
             and not (meta["makes"] or meta["repairs"])
         ):  # a prerequisite is needed by definition
             step.update(
                 {
                     "revised": "",
                     "status": "dropped",
-                    "note": f"no passage supports it (best match {support:.2f} < {MIN_SUPPORT:g})",
+                    "note": f"no passage supports it (best match {support:.2f} < "
+                    f"min_support {self.settings.min_support:g})",
                 }
             )
         elif (insert := self._revise(model, state, runtime, step, steps, meta, lookup)) is not None:
@@ -293,7 +311,7 @@ class Repair:
         absent = self.domain.missing(
             self.domain.grounded(needs, found.fact), steps, waiting, text, found.fact
         )
-        room = REPAIR_STEPS - inserted_count(state.get("meta", []), steps)
+        room = self.settings.repair_steps - inserted_count(state.get("meta", []), steps)
         if absent and room > 0:
             return self._insert(state, runtime, step, absent[:room])
         return None
@@ -345,14 +363,14 @@ class Repair:
         old = state.get("meta", [])
         reason = f"the plan ended before a step made {goal!r}"
         if (
-            not goal
+            not (self.settings.reach_goal and goal)
             or any(m["reason"] == reason for m in old)
             or any(
                 self.domain.makes_goal(s["revised"], goal)
                 for s in steps
                 if s["status"] != "dropped"
             )
-            or REPAIR_STEPS - inserted_count(old, steps) <= 0
+            or self.settings.repair_steps - inserted_count(old, steps) <= 0
         ):
             return {}
         text = self.domain.draft_for(goal)
