@@ -30,6 +30,8 @@ from langchain_core.messages import BaseMessage
 
 from rat_agent.agent.graph import build_graph
 from rat_agent.persistence.checkpoints import checkpointer, sqlite_saver, unfinished
+from rat_agent.repair import Settings, crafting
+from rat_agent.retrieval import evidence
 
 DRAFT = "\n".join(f"STEP {n}: task part {n}" for n in range(1, 6))
 
@@ -37,16 +39,16 @@ DRAFT = "\n".join(f"STEP {n}: task part {n}" for n in range(1, 6))
 CHAOS_STEPS = 6
 CHAOS_DRAFT = "\n".join(f"STEP {n}: chaos part {n}" for n in range(1, CHAOS_STEPS + 1))
 CHAOS_QUESTION = "How does a run survive being killed?"
-# Whole documents: the run is about checkpoints, and each worker would load the embedder.
 CHAOS_CONTEXT: dict[str, Any] = {
     "max_steps": 8,
     "output": "answer",
     "k": 2,
-    "evidence": "documents",
-    "min_support": 0.0,
-    "revision": "grounded",
     "repair": "minecraft",  # the counted ledger reads "2 bolts"
 }
+# No step dropped for weak support: the fake pages say nothing a similarity check accepts.
+crafting.REPAIR.settings = Settings(min_support=0.0)
+# Whole documents: the run is about checkpoints, and each worker would load the embedder.
+evidence.select = lambda documents, *_: evidence.Evidence(list(documents), None)
 # Plan repair runs too: part 3 needs 2 bolts, so "Get 2 bolts." is inserted before it (one
 # revision, no query) and part 3 is checked again, from its first revision (no call); part
 # 5 is dropped. 1 draft + 2 calls per step + 1 for the inserted step + 1 answer.

@@ -215,8 +215,8 @@ def check_unfinished_resumes(url: str) -> None:
         assert [t.name for t in snapshot.tasks] == ["draft_cot"]
         assert unfinished(snapshot)  # ... yet the run is not over
         result = graph.invoke(None, config("k1"), durability="sync")
-        # no second draft: the three steps, their revisions put back into the draft reply
-        assert [kind for kind, _ in model.calls] == ["query", "revise"] * 3
+        # no second draft: the three steps, then the answer written from them
+        assert [kind for kind, _ in model.calls] == ["query", "revise"] * 3 + ["answer"]
         assert [s["revised"] for s in result["steps"]] == [
             "FIXED chop wood",
             "FIXED craft planks",

@@ -20,8 +20,9 @@ from pytest_httpserver import HTTPServer
 pytestmark = pytest.mark.integration
 
 RAT = str(Path(sys.executable).parent / "rat")
-# Small budgets, so the tiny model's runs take seconds; the flags stay the reader's own.
-BUDGET = ["--max-steps", "2", "--max-tokens", "48", "--repair-steps", "2"]
+# Small budgets, so the tiny model's runs take seconds; the flags stay the reader's own. Plan
+# repair's own budget is the plug-in's, so it is off here (test_defaults runs it as shipped).
+BUDGET = ["--max-steps", "2", "--max-tokens", "48", "--repair", "off"]
 SNIPPET = "Create the environment with py -m venv .venv, then run .venv\\Scripts\\activate."
 
 

@@ -15,7 +15,7 @@ from rat_agent.agent.graph import build_graph
 from rat_agent.persistence.checkpoints import sqlite_saver
 
 HERE = Path(__file__).parent
-TOTAL_CALLS = 1 + 2 * 5  # the draft (the model's own answer), then (query, revise) per step
+TOTAL_CALLS = 1 + 2 * 5 + 1  # the draft, (query, revise) per step, the answer
 
 
 def reference() -> dict:

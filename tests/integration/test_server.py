@@ -27,7 +27,7 @@ from server_fakes import (
     run_load,
 )
 
-from rat_agent.agent.context import Context, MinecraftSource, Output, QueryMode, ReviseScope
+from rat_agent.agent.context import CHOICES, Context
 
 pytest.importorskip("langgraph_api", reason="needs the server: pip install 'langgraph-cli[inmem]'")
 pytestmark = [pytest.mark.server, pytest.mark.timeout(120)]
@@ -77,12 +77,7 @@ def test_studio_gets_the_input_form_and_every_context_field(client: SyncLangGrap
     for f in fields(Context):
         assert context[f.name]["description"] == f.metadata["description"]
         assert context[f.name]["default"] == f.default
-    for name, choices in (
-        ("query_mode", QueryMode),
-        ("revise_scope", ReviseScope),
-        ("output", Output),
-        ("source", MinecraftSource),
-    ):
+    for name, choices in CHOICES.items():
         assert context[name]["enum"] == list(get_args(choices))
     # model and retriever also take import paths: free text, the choices in the description
     assert context["model"]["type"] == context["retriever"]["type"] == "string"
@@ -109,25 +104,18 @@ def test_the_ingest_graph_fills_a_collection_the_rat_graph_searches(
 def test_memory_through_the_server_stores_thoughts_a_later_run_cites(
     client: SyncLangGraphClient,
 ) -> None:
-    context = {
-        **FAKE_CONTEXT,
-        "memory": True,
-        "memory_from": "answer",
-        "memory_collection": "served-thoughts",
-        "memory_min_score": 0.0,
-    }
+    context = {**FAKE_CONTEXT, "memory": True, "memory_collection": "served-thoughts"}
     first = client.threads.create()["thread_id"]
     client.runs.wait(first, "rat", input={"question": "How do I light a furnace?"}, context=context)
-    (note,) = values_of(client, first)["thoughts"]
-    assert note["stored"] and note["text"].startswith("Checked fact:")
+    stored = [n for n in values_of(client, first)["thoughts"] if n["stored"]]
+    assert stored and all(n["text"].startswith("Checked fact:") for n in stored)
     later = client.threads.create()["thread_id"]
     client.runs.wait(
         later, "rat", input={"question": "How do I light a furnace again?"}, context=context
     )
     cited = [s for step in values_of(client, later)["steps"] for s in step["sources"]]
-    assert {"source": f"thought:{note['id']}", "kind": "thought"}.items() <= next(
-        s for s in cited if s["kind"] == "thought"
-    ).items()
+    thought = next(s for s in cited if s["kind"] == "thought")
+    assert thought["source"] in {f"thought:{n['id']}" for n in stored}
 
 
 def test_a_streamed_run_reports_each_step_and_keeps_its_history(

@@ -284,3 +284,8 @@ def test_a_json_revision_cut_at_max_tokens_keeps_only_finished_fields() -> None:
         '{"fact": "1a. Chest: 8 Planks", "step": "Craft 1 \\"big\\" chest", "needs": ["8 pl', 1
     )
     assert (done.step, done.needs) == ('Craft 1 "big" chest', [])
+
+
+def test_steps_written_on_one_line_are_split() -> None:
+    assert split_steps("STEP 1: Do a. STEP 2: Do b.  STEP 3: Do c.") == ["Do a.", "Do b.", "Do c."]
+    assert split_steps("Use the STEP 2: label.") == ["Use the STEP 2: label."]  # not a step line

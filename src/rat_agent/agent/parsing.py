@@ -101,9 +101,21 @@ def _marker(line: str) -> re.Pattern[str] | None:
     return None
 
 
+# "STEP 2:" inside a line that opens with "STEP 1:": a model that wrote its steps as one line
+_INLINE_STEP = re.compile(r"\s+(?=STEP\s*\d+\s*:)")
+
+
+def _one_step_a_line(lines: list[str]) -> list[str]:
+    return [
+        part
+        for line in lines
+        for part in (_INLINE_STEP.split(line) if STEP_MARKER.match(line) else [line])
+    ]
+
+
 def split_steps(text: str) -> list[str]:
     """Split a draft into thought steps; every non-blank line ends up in exactly one step."""
-    lines, code = _unwrap(strip_thinking(text).splitlines())
+    lines, code = _unwrap(_one_step_a_line(strip_thinking(text).splitlines()))
     counts: dict[re.Pattern[str], int] = {}
     for n, line in enumerate(lines):
         pattern = None if n in code else _marker(line)
