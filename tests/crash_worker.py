@@ -23,7 +23,10 @@ import signal
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
+from unittest.mock import patch
 
 from fakes import ListRetriever, ScriptedModel, current_step, plan_model, prompt_text, wiki_docs
 from langchain_core.messages import BaseMessage
@@ -45,10 +48,21 @@ CHAOS_CONTEXT: dict[str, Any] = {
     "k": 2,
     "repair": "minecraft",  # the counted ledger reads "2 bolts"
 }
-# No step dropped for weak support: the fake pages say nothing a similarity check accepts.
-crafting.REPAIR.settings = Settings(min_support=0.0)
-# Whole documents: the run is about checkpoints, and each worker would load the embedder.
-evidence.select = lambda documents, *_: evidence.Evidence(list(documents), None)
+
+
+@contextmanager
+def worker_settings() -> Iterator[None]:
+    """How every run of these tests goes, in a worker or in the test: whole documents (the
+    runs are about checkpoints, and each worker would load the embedder), and no step
+    dropped for weak support (the fake pages say nothing a similarity check accepts)."""
+    whole = lambda documents, *_: evidence.Evidence(list(documents), None)  # noqa: E731
+    with (
+        patch.object(evidence, "select", whole),
+        patch.object(crafting.REPAIR, "settings", Settings(min_support=0.0)),
+    ):
+        yield
+
+
 # Plan repair runs too: part 3 needs 2 bolts, so "Get 2 bolts." is inserted before it (one
 # revision, no query) and part 3 is checked again, from its first revision (no call); part
 # 5 is dropped. 1 draft + 2 calls per step + 1 for the inserted step + 1 answer.
@@ -164,7 +178,8 @@ def chaos(url: str, thread: str, site: str, k: int, log_path: str) -> None:
         print("READY", flush=True)
         inputs = None if unfinished(snapshot) else {"question": CHAOS_QUESTION}
         # "sync": each checkpoint is stored before the next node starts, as the CLI does
-        graph.invoke(inputs, config, context=CHAOS_CONTEXT, durability="sync")
+        with worker_settings():
+            graph.invoke(inputs, config, context=CHAOS_CONTEXT, durability="sync")
     print("DONE", flush=True)
 
 
@@ -187,7 +202,9 @@ def main() -> None:
         checkpointer=sqlite_saver(db), llm=model, retriever=ListRetriever(documents=wiki_docs())
     )
     # "sync": each checkpoint is on disk before the next node starts, as the CLI does
-    graph.invoke({"question": "How?"}, {"configurable": {"thread_id": thread}}, durability="sync")
+    with worker_settings():
+        config: Any = {"configurable": {"thread_id": thread}}
+        graph.invoke({"question": "How?"}, config, durability="sync")
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ from crash_worker import (
     call_key,
     chaos_graph,
     chaos_model,
+    worker_settings,
 )
 
 from rat_agent.persistence.checkpoints import checkpointer, unfinished
@@ -74,7 +75,9 @@ def reference(url: str) -> tuple[dict[str, Any], list[tuple[Any, ...]], list[str
     with checkpointer(url) as saver:
         graph = chaos_graph(saver, model)
         config = {"configurable": {"thread_id": "reference"}}
-        graph.invoke({"question": CHAOS_QUESTION}, config, context=CHAOS_CONTEXT, durability="sync")
+        with worker_settings():
+            question = {"question": CHAOS_QUESTION}
+            graph.invoke(question, config, context=CHAOS_CONTEXT, durability="sync")
         values, marks = history(saver, "reference")
     calls = [call_key(kind, messages) for kind, messages in model.calls]
     assert len(calls) == CHAOS_CALLS

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from crash_worker import DRAFT
+from crash_worker import DRAFT, worker_settings
 from fakes import ListRetriever, plan_model, wiki_docs
 
 from rat_agent.agent.graph import build_graph
@@ -20,7 +20,8 @@ TOTAL_CALLS = 1 + 2 * 5 + 1  # the draft, (query, revise) per step, the answer
 
 def reference() -> dict:
     graph = build_graph(llm=plan_model(DRAFT), retriever=ListRetriever(documents=wiki_docs()))
-    return graph.invoke({"question": "How?"})
+    with worker_settings():
+        return graph.invoke({"question": "How?"})
 
 
 @pytest.mark.parametrize("kill_at", [1, 2, 5, 8, 10, 11])
@@ -44,7 +45,8 @@ def test_killed_run_resumes_without_loss_or_repeat(tmp_path: Path, kill_at: int)
     assert before.next, "the killed run must be unfinished"
     done_before = len(before.values.get("steps", []))
 
-    result = graph.invoke(None, config)
+    with worker_settings():
+        result = graph.invoke(None, config)
 
     # calls 1..kill_at-1 finished before the kill; the killed call is the only one redone
     assert len(model.calls) == TOTAL_CALLS - (kill_at - 1)
