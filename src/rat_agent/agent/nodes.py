@@ -79,7 +79,6 @@ class RatNodes:
         self.llm = llm
         self.retriever = retriever
 
-    context = staticmethod(context_of)
     settings = staticmethod(settings_of)
 
     def model(self, ctx: Context) -> BaseChatModel:
