@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rat_agent.agent.context import Context
     from rat_agent.agent.graph import build_graph
-    from rat_agent.agent.tool import as_tool
     from rat_agent.errors import (
         ConfigError,
         ModelError,
@@ -21,11 +20,12 @@ if TYPE_CHECKING:
         RetrievalError,
         UnusableReply,
     )
+    from rat_agent.tool import as_tool
 
 _HOME = {
     "Context": "rat_agent.agent.context",
     "build_graph": "rat_agent.agent.graph",
-    "as_tool": "rat_agent.agent.tool",
+    "as_tool": "rat_agent.tool",
     **dict.fromkeys(
         (
             "ConfigError",

@@ -18,7 +18,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
 
 from rat_agent import as_tool, build_graph
-from rat_agent.agent.timetravel import checkpoints, fork
+from rat_agent.timetravel import checkpoints, fork
 
 DRAFT = "STEP 1: get logs\nSTEP 2: make planks\nSTEP 3: craft a table"
 QUESTION = {"question": "How do I make a crafting table?"}

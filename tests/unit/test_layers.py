@@ -26,6 +26,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"persistence"}),
     frozenset({"agent"}),
     frozenset({"repair"}),  # the loop's extension: the core names it by import path
+    frozenset({"tool", "timetravel"}),  # the graph as a LangChain tool; a run's checkpoints
     frozenset({"eval"}),
     frozenset({"cli"}),
 )

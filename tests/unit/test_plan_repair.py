@@ -373,7 +373,7 @@ def test_time_travel_to_a_step_after_a_repair() -> None:
     """Branching before step 3 keeps the inserted steps 1-2 and re-runs from there."""
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from rat_agent.agent.timetravel import fork
+    from rat_agent.timetravel import fork
 
     model = grounded_model("STEP 1: Craft a chest.")
     graph = build_graph(
@@ -620,7 +620,7 @@ def test_time_travel_to_the_step_appended_for_the_goal() -> None:
     """The checkpoint before the appended step holds its draft: a fork there edits it."""
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from rat_agent.agent.timetravel import fork
+    from rat_agent.timetravel import fork
 
     model = goal_model()
     graph = build_graph(

@@ -110,7 +110,7 @@ def _run(args: argparse.Namespace, saver: Any, thread: str, question: str) -> in
     if args.from_step is not None:  # time travel: branch the thread before that step
         if not args.thread or question:
             raise ConfigError("--from-step re-runs a past run: give its --thread, no question")
-        from rat_agent.agent.timetravel import fork
+        from rat_agent.timetravel import fork
 
         fork(graph, thread, args.from_step, args.edit)
     elif args.edit is not None:

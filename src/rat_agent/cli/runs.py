@@ -29,8 +29,8 @@ def show_command(thread: str, *, as_json: bool, history: bool = False) -> int:
 
 def _show_with(saver: Any, thread: str, *, as_json: bool, history: bool) -> int:
     from rat_agent.agent.graph import build_graph
-    from rat_agent.agent.timetravel import checkpoints
     from rat_agent.persistence.checkpoints import unfinished
+    from rat_agent.timetravel import checkpoints
 
     graph = build_graph(checkpointer=saver)
     snapshot = graph.get_state({"configurable": {"thread_id": thread}})
