@@ -12,12 +12,15 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import platform
 import re
+import subprocess
 import time
 from pathlib import Path
 
 from langchain_core.tools import StructuredTool
 
+from rat_agent import Context
 from rat_agent.agent import prompts
 from rat_agent.eval.docs import cases
 from rat_agent.providers.chat import get_chat_model
@@ -43,6 +46,7 @@ def main() -> None:
 
     tool = StructuredTool.from_function(search, description=prompts.SEARCH_TOOL)
     model = get_chat_model(args.model)
+    system = Context().system_prompt  # what method react shows the model
     questions = [case.question for case in cases("tune")[:3]]
     prompts_ = [("react's prompt, docs tune " + str(i + 1), q) for i, q in enumerate(questions)]
     prompts_.append(("asked only to call it", ASK))
@@ -51,7 +55,7 @@ def main() -> None:
         bound = model.bind_tools([tool], tool_choice=None if choice == "auto" else choice)
         for name, question in prompts_:
             started = time.perf_counter()
-            reply = bound.invoke(prompts.react_messages(question))
+            reply = bound.invoke(prompts.react_messages(system, question))
             seconds = time.perf_counter() - started
             rows.append((choice, name, len(reply.tool_calls), _named_in_text(reply.text), seconds))
             print(json.dumps(rows[-1]))
@@ -61,9 +65,13 @@ def main() -> None:
     )
     parsed = sum(k > 0 for _, _, k, _, _ in rows)
     label = args.model.replace(":", "_").replace("/", "_")
+    code = subprocess.run(
+        ["git", "-C", str(OUT), "describe", "--always", "--dirty"], capture_output=True, text=True
+    ).stdout.strip()
     text = (
         f"# Tool calls, model {args.model}\n\nCommand: `.venv/bin/python "
-        f"benchmarks/tool_calls.py --model {args.model}`  \nDate: {datetime.date.today()}\n\n"
+        f"benchmarks/tool_calls.py --model {args.model}`  \nDate: {datetime.date.today()}  \n"
+        f"Code: {code or 'unknown'} · machine: {platform.machine()}\n\n"
         f"{table}\n\n{parsed} of {len(rows)} replies carried a tool call.\n"
     )
     (OUT / f"tool-calls-{label}.md").write_text(text)
