@@ -2,7 +2,7 @@
 needs, when the query is the task (RAG), the whole draft (CoT+RAG) or the step (RAT).
 
 Run from the repository root: `python benchmarks/ablation.py` (options `--tasks N`, `--k K`).
-Writes benchmarks/results/ablation.md. See rat_agent/eval/ablation.py for the method.
+Writes benchmarks/results/ablation.md. See src/rat_minecraft/ablation.py for the method.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import sys
 import time
 from pathlib import Path
 
-from rat_agent.eval.ablation import cases, corpus_search, run
-from rat_agent.minecraft.tasks import load_tasks
+from rat_minecraft.ablation import cases, corpus_search, run
+from rat_minecraft.tasks import load_tasks
 
 RESULTS = Path(__file__).parent / "results" / "ablation.md"
 NAMES = {

@@ -14,10 +14,10 @@ import time
 from pathlib import Path
 
 from rat_agent import Context, build_graph
-from rat_agent.minecraft.simulator import check_plan
 from rat_agent.providers.chat import get_chat_model
 from rat_agent.providers.stats import RunStats
 from rat_agent.retrieval import get_retriever
+from rat_minecraft.simulator import check_plan
 
 QUESTION = "How do I obtain a diamond pickaxe in Minecraft?"
 GOAL = "diamond_pickaxe"

@@ -30,7 +30,7 @@ TARGET = 0.8
 
 
 def write_corpus(folder: Path, pages: int) -> None:
-    from rat_agent.minecraft.corpus import build_pages
+    from rat_minecraft.corpus import build_pages
 
     docs = folder / "docs"
     docs.mkdir()

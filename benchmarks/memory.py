@@ -16,8 +16,8 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from rat_agent.eval.evolution import plot, run_sequence, table
-from rat_agent.minecraft.tasks import load_tasks
+from rat_minecraft.evolution import plot, run_sequence, table
+from rat_minecraft.tasks import load_tasks
 
 RESULTS = Path(__file__).parent / "results"
 

@@ -19,8 +19,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from rat_agent.minecraft.corpus import Page, build_pages
-from rat_agent.retrieval.minecraft import SearchMode, get_index
+from rat_minecraft.corpus import Page, build_pages
+from rat_minecraft.retriever import SearchMode, get_index
 
 RESULTS = Path(__file__).parent / "results" / "recall.md"
 MODES: tuple[SearchMode, ...] = ("hybrid", "hybrid_rrf", "dense", "sparse")

@@ -14,7 +14,8 @@ import typing
 from dataclasses import fields
 from pathlib import Path
 
-from rat_agent.agent.context import ENV_PREFIX, RANGES, REPAIRS, Context
+from rat_agent.agent.context import ENV_PREFIX, RANGES, Context
+from rat_agent.agent.extension import repairs
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "configuration.md"
 
@@ -36,7 +37,8 @@ def _choices(name: str, hint: object) -> str:
         low, high = RANGES[name]
         return f"{low:g} to {high:g}"
     if name == "repair":
-        return ", ".join(f"`{r}`" for r in REPAIRS) + ", or `package.module:attribute`"
+        names = ["auto", "off", *repairs()]
+        return ", ".join(f"`{r}`" for r in names) + ", or `package.module:attribute`"
     args = typing.get_args(hint)
     if args and all(isinstance(a, str) for a in args):
         return ", ".join(f"`{a}`" for a in args)

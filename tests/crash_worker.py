@@ -33,8 +33,9 @@ from langchain_core.messages import BaseMessage
 
 from rat_agent.agent.graph import build_graph
 from rat_agent.persistence.checkpoints import checkpointer, sqlite_saver, unfinished
-from rat_agent.repair import Settings, crafting
+from rat_agent.repair import Settings
 from rat_agent.retrieval import evidence
+from rat_minecraft import repair as crafting
 
 DRAFT = "\n".join(f"STEP {n}: task part {n}" for n in range(1, 6))
 

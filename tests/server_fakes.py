@@ -1,4 +1,4 @@
-"""A `langgraph dev` server for tests and the load benchmark, and the fake models it serves.
+"""A `langgraph dev` server for tests, and the fake models it serves.
 
 The server process imports the models below by their import path, e.g. the context
 `{"model": "server_fakes:question_model", "retriever": "fakes:make_retriever"}`, so this
@@ -73,24 +73,6 @@ def question_model() -> ScriptedModel:
             answer = prompt_text(messages).split("Answer:\n", 1)[1].split("\n\nSources:")[0]
             return f"CONFIDENT: 1\nTHOUGHT: Checked fact: {answer}"
         raise AssertionError(kind)
-
-    return ScriptedModel(respond=respond, calls=[])
-
-
-SLOW_CALL_S = 0.05
-
-
-def slow_question_model() -> ScriptedModel:
-    """question_model taking SLOW_CALL_S per call, like a (very fast) remote model.
-
-    With a wait in every call, concurrent runs overlap on the server: the load benchmark
-    shows whether they do.
-    """
-    fast = question_model()
-
-    def respond(kind: str, messages: list[BaseMessage]) -> str:
-        time.sleep(SLOW_CALL_S)
-        return fast.respond(kind, messages)
 
     return ScriptedModel(respond=respond, calls=[])
 
@@ -208,7 +190,7 @@ def stop(server: DevServer, sig: int = signal.SIGTERM) -> None:
         pass
 
 
-# --- concurrent runs (the load benchmark and its test) --------------------------------------
+# --- concurrent runs ---------------------------------------------------------------------------
 
 
 @dataclass

@@ -18,8 +18,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from pytest_httpserver import HTTPServer
 
 from rat_agent import build_graph, cli, retrieval
-from rat_agent.minecraft.reading import parse_steps
 from rat_agent.retrieval.qdrant import client as qdrant
+from rat_minecraft.reading import parse_steps
 
 pytestmark = pytest.mark.integration
 

@@ -359,7 +359,7 @@ def test_every_worker_searches_the_bundled_corpus(served: Served) -> None:
     pids = {pid for pid, kind, _ in _calls(served, "Q-30") if kind != "start"}
     assert pids <= {served.pid(0), served.pid(1)}
     assert len(pids) == 2, "every run went to one worker: the test proves nothing"
-    from rat_agent.minecraft.corpus import SOURCE_PREFIX
+    from rat_minecraft.corpus import SOURCE_PREFIX
 
     for state in states:
         assert all(s["sources"][0]["source"].startswith(SOURCE_PREFIX) for s in state["steps"])

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from rat_agent.eval.ablation import cases, corpus_search, query, run
-from rat_agent.minecraft.tasks import load_tasks
+from rat_minecraft.ablation import cases, corpus_search, query, run
+from rat_minecraft.tasks import load_tasks
 
 
 def test_cases_are_deterministic_and_carry_errors() -> None:

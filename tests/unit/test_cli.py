@@ -14,7 +14,8 @@ from langchain_core.messages import BaseMessage
 
 from rat_agent import ConfigError, cli, retrieval
 from rat_agent.providers import chat
-from rat_agent.repair import Settings, crafting
+from rat_agent.repair import Settings
+from rat_minecraft import repair as crafting
 
 DRAFT = "STEP 1: get logs\nSTEP 2: make planks\nSTEP 3: craft a table"
 

@@ -19,7 +19,7 @@ from rat_agent.agent import prompts
 from rat_agent.agent.context import Context
 from rat_agent.agent.nodes import RatNodes
 from rat_agent.errors import UnusableReply
-from rat_agent.retrieval.settings import MINECRAFT
+from rat_minecraft import METADATA as MINECRAFT
 
 QUESTION = "Plan the task QX"
 DRAFT = "STEP 1: Do the first part of QX.\nSTEP 2: Do the second part.\nSTEP 3: Finish QX."

@@ -6,10 +6,10 @@ from collections import Counter
 
 import pytest
 
-from rat_agent.minecraft.planner import reference_plan
-from rat_agent.minecraft.reading import parse_steps
-from rat_agent.minecraft.simulator import PlanCheck, check_plan, resolve_item
-from rat_agent.minecraft.tasks import TASK_PROMPT, generate_tasks, load_tasks, sample
+from rat_minecraft.planner import reference_plan
+from rat_minecraft.reading import parse_steps
+from rat_minecraft.simulator import PlanCheck, check_plan, resolve_item
+from rat_minecraft.tasks import TASK_PROMPT, generate_tasks, load_tasks, sample
 
 WOODEN_PICKAXE = """Here is the plan:
 STEP 1: Chop 3 oak logs by hand.

@@ -10,10 +10,12 @@ from fakes import ListRetriever, ScriptedModel, prompt_text, wiki_docs
 from langchain_core.messages import BaseMessage
 
 from rat_agent.agent.graph import build_graph
-from rat_agent.eval.runner import cache_file, run_minecraft, table
-from rat_agent.minecraft.planner import reference_plan
-from rat_agent.minecraft.tasks import load_tasks
-from rat_agent.retrieval.settings import MINECRAFT
+from rat_agent.eval.runner import cache_file, table
+from rat_minecraft import METADATA as MINECRAFT
+from rat_minecraft.benchmark import BENCHMARK, run_minecraft
+from rat_minecraft.benchmark import case as minecraft_case
+from rat_minecraft.planner import reference_plan
+from rat_minecraft.tasks import load_tasks
 
 TASKS = load_tasks()[:3]
 
@@ -216,12 +218,14 @@ def test_rescoring_reads_the_stored_answers_with_the_checker_as_it_is_now() -> N
     strict = runner.Score(0.0, 1, "stricter checker")
     report = runner.run(
         "minecraft",
-        [runner.minecraft_case(t) for t in TASKS],
+        [minecraft_case(t) for t in TASKS],
         ["cot"],
         score=lambda case, answer: strict,
         context=context,
         graph=graph,
         rescore=True,
+        packages=BENCHMARK.packages,
+        harness=BENCHMARK.harness,
     )
     assert len(model.calls) == calls
     assert [(r.score, r.reason) for r in report] == [(0.0, "stricter checker")] * 3

@@ -10,7 +10,8 @@ from langchain_core.retrievers import BaseRetriever
 
 from rat_agent import build_graph
 from rat_agent.retrieval.evidence import passages
-from rat_agent.retrieval.settings import EVIDENCE_KEY, MINECRAFT
+from rat_agent.retrieval.settings import EVIDENCE_KEY
+from rat_minecraft import METADATA as MINECRAFT
 
 CONF = """################################ MEMORY MANAGEMENT ################################
 

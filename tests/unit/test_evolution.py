@@ -13,8 +13,8 @@ from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage
 
 from rat_agent import build_graph
-from rat_agent.eval import evolution
-from rat_agent.minecraft.tasks import load_tasks
+from rat_minecraft import evolution
+from rat_minecraft.tasks import load_tasks
 
 PLANKS = "Four oak planks are crafted from one oak log, in the inventory grid."
 

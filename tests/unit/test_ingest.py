@@ -319,7 +319,7 @@ def test_a_users_collection_searches_words_a_domain_would_drop(tmp_path: Path) -
     assert pipeline.ingest([str(folder)], collection="tools").failed == []
     lexical = QdrantRetriever(collection="tools", k=1, mode="sparse")
     assert [Path(d.metadata["source"]).name for d in lexical.invoke("make")] == ["make.md"]
-    from rat_agent.retrieval import minecraft
+    from rat_minecraft import retriever as minecraft
 
     assert {"make", "use", "get", "minecraft"} <= minecraft.STOPWORDS
 

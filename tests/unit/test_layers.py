@@ -16,7 +16,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     # below errors, which masks its messages with them: secrets, and a served user's paths
     frozenset({"redact", "served"}),
     frozenset({"aio", "errors", "terms", "text", "timing"}),
-    frozenset({"paths", "limits"}),
+    frozenset({"paths", "limits", "plugins"}),
     frozenset({"serve"}),  # the server's keys, auth handler and app: Aegra loads them by path
     frozenset({"providers"}),
     frozenset({"minecraft"}),
@@ -34,8 +34,6 @@ LAYERS: tuple[frozenset[str], ...] = (
 # (`rat_agent.retrieval`), and memory and ingest use only Qdrant's client and collection.
 RETRIEVER_MODULES = frozenset(
     {
-        "retrieval.minecraft",
-        "retrieval.wiki",
         "retrieval.tavily",
         "retrieval.imported",
         "retrieval.qdrant.retriever",
@@ -99,6 +97,32 @@ def test_imports_point_down(path: Path) -> None:
         if top not in ("retrieval",) and module in RETRIEVER_MODULES:
             wrong.append(f"{module} (a retriever: go through rat_agent.retrieval)")
     assert not wrong, f"{here} imports upward or sideways: {sorted(wrong)}"
+
+
+def test_the_core_knows_no_domain() -> None:
+    """A domain plugs in (rat_agent.plugins): the loop never names one, and no module of
+    rat_agent imports the bundled domain package, wherever in the file."""
+    named = [
+        f"{path.relative_to(PACKAGE)}:{n}"
+        for path in sorted((PACKAGE / "agent").rglob("*.py"))
+        for n, line in enumerate(path.read_text("utf-8").splitlines(), 1)
+        if "minecraft" in line.lower()
+    ]
+    assert named == []
+    importing = []
+    for path in _modules():
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            importing += [
+                f"{_name(path)}: {m}" for m in names if m.split(".")[0] == "rat_minecraft"
+            ]
+    assert importing == []
 
 
 def test_every_folder_has_a_layer() -> None:

@@ -17,9 +17,9 @@ import pytest
 from langchain_core.documents import Document
 
 from rat_agent.errors import RetrievalError
-from rat_agent.minecraft.corpus import Page, build_pages
-from rat_agent.retrieval import minecraft
-from rat_agent.retrieval.minecraft import (
+from rat_minecraft import retriever as minecraft
+from rat_minecraft.corpus import Page, build_pages
+from rat_minecraft.retriever import (
     MinecraftIndex,
     close_indexes,
     get_index,

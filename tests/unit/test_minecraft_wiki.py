@@ -23,13 +23,13 @@ from werkzeug import Request, Response
 
 from rat_agent.agent.context import Context
 from rat_agent.errors import ConfigError, RetrievalError
-from rat_agent.minecraft.corpus import build_pages
-from rat_agent.retrieval import minecraft
-from rat_agent.retrieval import wiki as wiki_source
-from rat_agent.retrieval.minecraft import close_indexes, get_index
 from rat_agent.retrieval.web import passages
 from rat_agent.retrieval.web.fetch import UnsafeURLError, afetch
-from rat_agent.retrieval.wiki import (
+from rat_minecraft import retriever as minecraft
+from rat_minecraft import wiki as wiki_source
+from rat_minecraft.corpus import build_pages
+from rat_minecraft.retriever import close_indexes, get_index
+from rat_minecraft.wiki import (
     chunk_tokens,
     forget_outages,
     page_url,

@@ -17,7 +17,8 @@ from fakes import ListRetriever, ScriptedModel, current_step, prompt_text, wiki_
 from langchain_core.messages import BaseMessage
 
 from rat_agent import build_graph
-from rat_agent.repair import Settings, crafting
+from rat_agent.repair import Settings
+from rat_minecraft import repair as crafting
 
 QUESTION = "How do I make a chest?"
 # What each step needs, as the documents would say: planks need logs, the table planks.
@@ -736,7 +737,6 @@ def test_the_named_repairs_load_after_their_modules_from_many_threads_at_once() 
     submodule's import replaced once failed here with "is a module")."""
     from concurrent.futures import ThreadPoolExecutor
 
-    import rat_agent.repair.crafting
     import rat_agent.repair.general  # noqa: F401
     from rat_agent.agent import extension
     from rat_agent.agent.context import Context
@@ -746,9 +746,7 @@ def test_the_named_repairs_load_after_their_modules_from_many_threads_at_once() 
     with ThreadPoolExecutor(8) as pool:
         made = list(
             pool.map(
-                lambda n: extension.repair_for(
-                    Context(repair="minecraft" if n % 2 else "general"), lambda: ""
-                ),
+                lambda n: extension.repair_for(Context(repair="minecraft" if n % 2 else "general")),
                 range(16),
             )
         )

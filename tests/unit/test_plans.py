@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from rat_agent.eval import plans
 from rat_agent.eval.runner import Result
-from rat_agent.minecraft.planner import reference_plan
-from rat_agent.minecraft.simulator import needless_steps
-from rat_agent.minecraft.tasks import load_tasks
+from rat_minecraft import plans
+from rat_minecraft.planner import reference_plan
+from rat_minecraft.simulator import needless_steps
+from rat_minecraft.tasks import load_tasks
 
 TABLE = """STEP 1: Mine 1 oak log
 STEP 2: Craft 4 oak planks from 1 oak log

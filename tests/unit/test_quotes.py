@@ -3,9 +3,9 @@ the corpus writes is what plan repair reads back."""
 
 from __future__ import annotations
 
-from rat_agent.minecraft import quotes
-from rat_agent.minecraft.corpus import build_pages
-from rat_agent.minecraft.names import item
+from rat_minecraft import quotes
+from rat_minecraft.corpus import build_pages
+from rat_minecraft.names import item
 
 
 def test_a_crafting_line_reads_back_as_written() -> None:

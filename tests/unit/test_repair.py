@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from rat_agent.agent.state import Step
-from rat_agent.minecraft import quotes
-from rat_agent.minecraft.ledger import ledger, makes_goal, missing
-from rat_agent.minecraft.names import item
+from rat_minecraft import quotes
+from rat_minecraft.ledger import ledger, makes_goal, missing
+from rat_minecraft.names import item
 
 
 def step(
@@ -108,7 +108,7 @@ def test_a_step_that_makes_more_than_was_asked_stocks_the_rest() -> None:
 
 
 def test_a_recipe_for_fewer_than_needed_runs_as_many_times_as_it_takes() -> None:
-    from rat_agent.minecraft.mending import scale
+    from rat_minecraft.mending import scale
 
     assert scale(
         "Bake 1 loaf from 2 cups of flour in an oven.", ["2 cups of flour", "1 oven"], "3 loaves"
@@ -131,7 +131,7 @@ def test_a_recipe_for_fewer_than_needed_runs_as_many_times_as_it_takes() -> None
 
 
 def test_a_need_is_grounded_by_its_words_or_by_its_noun_named_plainly() -> None:
-    from rat_agent.minecraft.quotes import grounded
+    from rat_minecraft.quotes import grounded
 
     recipe = "Crafting Table: crafted from 4 Planks (any kind)."
     # the model's "oak planks" are the page's planks of any kind
@@ -161,7 +161,7 @@ def test_a_need_is_grounded_by_its_words_or_by_its_noun_named_plainly() -> None:
 
 
 def test_a_step_never_needs_what_it_says_it_makes() -> None:
-    from rat_agent.minecraft.mending import makes_from_itself
+    from rat_minecraft.mending import makes_from_itself
 
     mine = "Mine 1 iron ore from the ground with a stone pickaxe."
     assert missing(["1 iron ore", "a stone pickaxe"], [], step=mine) == ["a stone pickaxe"]
@@ -176,8 +176,8 @@ def test_a_step_never_needs_what_it_says_it_makes() -> None:
 
 
 def test_a_self_made_recipe_takes_the_inputs_its_fact_names() -> None:
-    from rat_agent.minecraft.mending import with_inputs
-    from rat_agent.minecraft.names import counted
+    from rat_minecraft.mending import with_inputs
+    from rat_minecraft.names import counted
 
     broken = "Craft 3 oak planks from 5 oak planks with a crafting table."
     assert with_inputs(broken, ["5 oak planks", "a crafting table"], [" 1 oak log"]) == (
@@ -196,7 +196,7 @@ def test_a_self_made_recipe_takes_the_inputs_its_fact_names() -> None:
 
 
 def test_a_self_made_recipe_inserted_for_something_else_makes_that() -> None:
-    from rat_agent.minecraft.mending import with_product
+    from rat_minecraft.mending import with_product
 
     assert with_product("Craft 6 sand from 24 sand.", ["24 sand"], "6 sandstone") == (
         "Craft 6 sandstone from 24 sand.",
@@ -218,7 +218,7 @@ def test_a_tool_named_with_a_count_is_asked_for_as_one_thing_to_have() -> None:
 
 
 def test_a_recipe_makes_what_its_quoted_inputs_make() -> None:
-    from rat_agent.minecraft.mending import agree
+    from rat_minecraft.mending import agree
 
     fact = "Crafting: 1 Bone gives 3 Bone Meal (1x1 shape)."
     # the model kept the quote's input but wrote the count it was asked for
@@ -254,7 +254,7 @@ def test_a_recipe_makes_what_its_quoted_inputs_make() -> None:
 
 
 def test_a_recipe_takes_the_inputs_of_the_quote_that_makes_its_product() -> None:
-    from rat_agent.minecraft.mending import follow
+    from rat_minecraft.mending import follow
 
     pickaxe = "Crafting: 3 Diamond + 2 Stick gives 1 Diamond Pickaxe. Needs a Crafting Table."
     assert follow(
@@ -297,7 +297,7 @@ def test_a_recipe_takes_the_inputs_of_the_quote_that_makes_its_product() -> None
 
 
 def test_a_step_written_as_an_input_of_what_it_was_inserted_for_makes_that() -> None:
-    from rat_agent.minecraft.mending import redirect
+    from rat_minecraft.mending import redirect
 
     furnace = (
         "Crafting: 8 Cobblestone (or Blackstone) gives 1 Furnace (3x3 shape). "
@@ -347,7 +347,7 @@ def test_a_step_written_as_an_input_of_what_it_was_inserted_for_makes_that() -> 
 
 
 def test_what_a_step_uses_is_needed_whether_listed_or_not() -> None:
-    from rat_agent.minecraft.mending import with_uses
+    from rat_minecraft.mending import with_uses
 
     quote = "Some quote."
     table = "Craft 1 crafting table from 4 oak planks in a crafting table."
@@ -373,7 +373,7 @@ def test_what_a_step_uses_is_needed_whether_listed_or_not() -> None:
 
 
 def test_what_a_step_burns_is_used_up_when_its_quote_counts_it() -> None:
-    from rat_agent.minecraft.mending import scale, with_uses
+    from rat_minecraft.mending import scale, with_uses
 
     fact = (
         "Smelting: 1 Raw Iron (or Iron Ore) + 1 Oak Planks (or Planks of any other kind) "
@@ -402,8 +402,8 @@ def test_what_a_step_burns_is_used_up_when_its_quote_counts_it() -> None:
 
 
 def test_what_a_step_names_as_its_tool_or_place_is_needed_once() -> None:
-    from rat_agent.minecraft.mending import with_uses
-    from rat_agent.minecraft.quotes import grounded
+    from rat_minecraft.mending import with_uses
+    from rat_minecraft.quotes import grounded
 
     fact = (
         "Smelting: 1 Raw Iron (or Iron Ore) + 1 Oak Planks (or Planks of any other kind) "
@@ -482,7 +482,7 @@ def test_the_tool_of_a_step_off_the_template_is_needed_too() -> None:
     """A step with no count or no "from" (a page's mining line, copied) still needs the
     tool it names, up to where its clause ends; what it names without an article is no
     thing to have."""
-    from rat_agent.minecraft.mending import with_uses
+    from rat_minecraft.mending import with_uses
 
     fact = (
         "Mining: mine Redstone Ore with an Iron Pickaxe (or better); it drops 4-5 Redstone "
@@ -504,7 +504,7 @@ def test_the_tool_of_a_step_off_the_template_is_needed_too() -> None:
 
 
 def test_a_tool_or_place_the_quote_does_not_name_leaves_the_step() -> None:
-    from rat_agent.minecraft.mending import without_unnamed_tools
+    from rat_minecraft.mending import without_unnamed_tools
 
     sand = "Crafting: 4 Sand gives 1 Sandstone (2x2 shape). Fits the 2x2 inventory grid: no "
     sand += "Crafting Table needed."
@@ -544,8 +544,8 @@ def test_a_tool_or_place_the_quote_does_not_name_leaves_the_step() -> None:
 def test_names_of_another_kind_of_thing_do_not_match() -> None:
     """The last word says what a thing is: clay balls are not clay, bone is not bone meal,
     though one name contains the other."""
-    from rat_agent.minecraft.mending import makes_from_itself, with_uses
-    from rat_agent.minecraft.names import product
+    from rat_minecraft.mending import makes_from_itself, with_uses
+    from rat_minecraft.names import product
 
     clay = "Craft 8 clay from 32 clay balls."
     # what the step uses is no loop of what it makes
@@ -566,7 +566,7 @@ def test_names_of_another_kind_of_thing_do_not_match() -> None:
 def test_a_step_that_needs_a_tool_its_sources_never_name_is_unsupported() -> None:
     """Seen in a tune run (iron bars): "Use a compass to find the direction of the ore",
     quoting a line on mining iron ore; the plan failed there."""
-    from rat_agent.minecraft.ledger import unsupported
+    from rat_minecraft.ledger import unsupported
 
     mining = "Mining: mine Iron Ore with a Stone Pickaxe (or better); it drops Raw Iron."
     compass = "Use a compass to find the direction of the ore."
@@ -590,7 +590,7 @@ def test_a_step_that_needs_a_tool_its_sources_never_name_is_unsupported() -> Non
 def test_a_step_with_no_inputs_gets_as_many_as_it_was_inserted_for() -> None:
     """Seen in a tune run (gold block): "Get 3 oak log." written as "Punch a tree trunk by
     hand to get 1 Oak Log from the trees."; the ledger counted 3 logs, the plan had 1."""
-    from rat_agent.minecraft.mending import scale
+    from rat_minecraft.mending import scale
 
     punch = "Punch a tree trunk by hand to get 1 Oak Log from the trees."
     assert scale(punch, ["tree trunk"], "3 oak log") == (
@@ -627,7 +627,7 @@ def test_a_step_with_no_inputs_gets_as_many_as_it_was_inserted_for() -> None:
 def test_a_recipe_in_its_own_words_for_more_than_its_inputs_make_runs_more_times() -> None:
     """Seen in a tune run (iron bars): "Smelt 6 iron ingots from 1 raw iron ore and 1 oak
     plank" against "1 Raw Iron (or Iron Ore) + 1 Oak Planks as fuel gives 1 Iron Ingot"."""
-    from rat_agent.minecraft.mending import agree
+    from rat_minecraft.mending import agree
 
     fact = (
         "Smelting: 1 Raw Iron (or Iron Ore) + 1 Oak Planks (or Planks of any other kind) as "
@@ -641,7 +641,7 @@ def test_a_recipe_in_its_own_words_for_more_than_its_inputs_make_runs_more_times
 
 
 def test_a_recipe_step_takes_the_verb_its_quote_names() -> None:
-    from rat_agent.minecraft.mending import heading_verb
+    from rat_minecraft.mending import heading_verb
 
     dye = (
         "Crafting: 1 Bone Meal (or Lily of the Valley) gives 1 White Dye (shapeless). "

@@ -147,7 +147,7 @@ def test_a_served_user_names_only_the_modules_the_operator_lists(
     monkeypatch.setenv("RAT_IMPORTS", "")
     with pytest.raises(ConfigError, match="RAT_IMPORTS"):
         imports.load("os:getcwd", BaseRetriever, "retriever")
-    assert repair_for(Context(repair="minecraft"), lambda: "") is not None  # built in
+    assert repair_for(Context(repair="minecraft")) is not None  # installed
     monkeypatch.setenv("RAT_IMPORTS", "fakes, my_kb")
     assert imports.allowed("fakes") and imports.allowed("my_kb.sub")
     assert not imports.allowed("fakesx") and not imports.allowed("os")

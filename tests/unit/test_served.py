@@ -346,7 +346,7 @@ def test_a_listed_module_offers_only_its_public_top_level_objects(
             with pytest.raises(ConfigError, match=why):
                 chat.get_chat_model(path)
             with pytest.raises(ConfigError, match=why):
-                repair_for(Context(repair=path), lambda: "")
+                repair_for(Context(repair=path))
         for path in ("fakes:BaseChatModel", "fakes:contextmanager"):  # fakes imports them
             with pytest.raises(ConfigError, match="does not define"):
                 retrieval.check_retriever(Context(retriever=path))

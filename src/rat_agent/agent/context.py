@@ -8,13 +8,16 @@ from typing import Any, Literal, get_args
 
 from rat_agent.agent import prompts
 from rat_agent.errors import ConfigError
-from rat_agent.retrieval.settings import DEFAULT_COLLECTION, check_collection_name
+from rat_agent.retrieval.settings import (
+    DEFAULT_COLLECTION,
+    DEFAULT_RETRIEVER,
+    check_collection_name,
+)
 
 Method = Literal["rat", "rag", "cot", "direct", "react"]
 Draft = Literal["auto", "cot", "sourced"]
 Output = Literal["auto", "steps", "answer"]
 QueryMode = Literal["auto", "llm", "text"]
-REPAIRS = ("auto", "off", "general", "minecraft")
 # The choices a run resolves once, when it starts (RatNodes.resolve): "auto" is the model's
 # profile (providers/profiles.py) or the paper's default.
 CHOICES: dict[str, Any] = {
@@ -66,13 +69,13 @@ class Context:
         },
     )
     retriever: str = field(
-        default="minecraft",
+        default=DEFAULT_RETRIEVER,
         metadata={
             "description": "Knowledge source each step is checked against: 'qdrant' (your "
             "documents, see `collection`), 'tavily' (web search snippets, TAVILY_API_KEY), "
-            "'tavily-pages' (each result's page, its passages closest to the query), "
-            "'minecraft' (the bundled wiki corpus), 'minecraft-wiki' (the live Minecraft "
-            "Wiki), 'minecraft-auto' (the wiki when it answers, else the corpus), or any "
+            "'tavily-pages' (each result's page, its passages closest to the query), a "
+            "source an installed domain plug-in names (the default is the bundled domain's "
+            f"offline corpus, {DEFAULT_RETRIEVER!r}; docs/sources.md), or any "
             "LangChain retriever as 'package.module:attribute'."
         },
     )
@@ -153,9 +156,10 @@ class Context:
         metadata={
             "description": "Plan repair, an extension of the loop for plans: a step's "
             "missing prerequisites are inserted as steps and checked in turn. 'auto': the "
-            "source's own (the Minecraft sources have one), else 'off'; 'general' (for any "
-            "source); 'minecraft'; 'off' (the paper's loop); or your own as "
-            "'package.module:attribute' (a function returning a rat_agent.repair.Repair)."
+            "one a domain plug-in registers for the domain the source declares, else "
+            "'off'; 'off' (the paper's loop); 'general' (for any source); an installed "
+            "plug-in's by name; or your own as 'package.module:attribute' (a function "
+            "returning a rat_agent.repair.Repair)."
         },
     )
     system_prompt: str = _prompt(
@@ -223,11 +227,8 @@ class Context:
         for name in ("model", "retriever", "system_prompt", "draft_prompt", "revise_prompt"):
             if not str(getattr(self, name)).strip():
                 raise ConfigError(f"{name} must not be empty")
-        if self.repair not in REPAIRS and ":" not in str(self.repair):
-            raise ConfigError(
-                f"repair must be one of {', '.join(REPAIRS)} or 'package.module:attribute', "
-                f"got {self.repair!r}"
-            )
+        if not self.repair.strip():  # a name is checked against the plug-ins when a run starts
+            raise ConfigError("repair must not be empty")
         check_collection_name(self.collection, "collection")
         check_collection_name(self.memory_collection, "memory_collection")
         if self.memory and not self.retrieves():

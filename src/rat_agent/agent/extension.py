@@ -4,26 +4,26 @@ The core runs Algorithm 1 as the paper states it. A plan repair extension (its o
 prompt, goal tracking, prerequisites inserted as steps, steps dropped) answers four
 questions the loop asks at fixed points; with none, each has the paper's answer: the draft
 is the model's, every step is looked up and revised, and the plan ends with its last step.
-The Minecraft sources switch theirs on (repair/crafting.py); `repair` in the context picks
-one for any source.
+A domain plug-in registers its repair under its domain's name (rat_agent.plugins), and a
+source that declares that domain switches it on; `repair` in the context picks one for any
+source.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import cache
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from langchain_core.messages import BaseMessage
 from langchain_core.retrievers import BaseRetriever
 from langgraph.runtime import Runtime
 
+from rat_agent import plugins
 from rat_agent.agent.context import Context
 from rat_agent.agent.state import DraftMeta, State, Step
+from rat_agent.errors import ConfigError
 from rat_agent.retrieval.settings import DOMAIN_KEY
-
-if TYPE_CHECKING:
-    from rat_agent.providers.call import Call
 
 
 class Model(Protocol):
@@ -32,7 +32,7 @@ class Model(Protocol):
     def ask(
         self,
         ctx: Context,
-        call: Call,
+        call: str,
         messages: list[BaseMessage],
         schema: dict[str, Any] | None = None,
     ) -> str: ...
@@ -92,34 +92,48 @@ def domain_of(retriever: BaseRetriever | None) -> str:
     return str(metadata.get(DOMAIN_KEY, ""))
 
 
-# The built-in extensions, by import path: the core names its extensions as it names a
-# user's retriever, and never imports them.
-REPAIRS = {
-    "minecraft": "rat_agent.repair.crafting:repair",
-    "general": "rat_agent.repair.general:repair",
-}
+# The built-in extension, by import path; installed plug-ins add theirs by entry point.
+BUILT_IN = {"general": "rat_agent.repair.general:repair"}
 
 
-def repair_for(ctx: Context, domain: Callable[[], str]) -> PlanRepair | None:
-    """The run's plan repair: the source's own by default (`repair` "auto": `domain()` is
-    asked then only), none for a source that declares no domain, and none for a baseline."""
-    if ctx.repair == "off" or ctx.method != "rat":
-        return None
-    name = ctx.repair
+def repairs() -> list[str]:
+    """Every plan repair a run may name, built-in and installed."""
+    return [*BUILT_IN, *sorted(plugins.installed(plugins.REPAIRS))]
+
+
+def resolve_repair(name: str, method: str, domain: Callable[[], str]) -> str:
+    """The run's plan repair by name, "off" for none: "auto" is the one registered under
+    the domain the source declares (`domain()`, asked then only); a baseline has none."""
+    if method != "rat":
+        return "off"
     if name == "auto":
-        name = "minecraft" if domain() == "minecraft" else "off"
-    if name == "off":
+        declared = domain()
+        return declared if declared and declared in repairs() else "off"
+    if name != "off" and name not in repairs() and ":" not in name:
+        raise ConfigError(
+            f"unknown repair {name!r}: choose one of auto, off, {', '.join(repairs())}, "
+            "or give your own as 'package.module:attribute'"
+        )
+    return name
+
+
+def repair_for(ctx: Context) -> PlanRepair | None:
+    """The plan repair of a run whose `repair` is resolved (RatNodes.resolve); None: off."""
+    name = ctx.repair
+    if name in ("off", "auto") or ctx.method != "rat":
         return None
-    if name not in REPAIRS:
+    if name not in repairs():
         from rat_agent.providers.imports import check_allowed
 
         check_allowed(name, "repair")  # before the cache: a loaded one is no pass
-    return _load(REPAIRS.get(name, name), name in REPAIRS)
+    return _load(name)
 
 
 @cache
-def _load(path: str, builtin: bool) -> PlanRepair:
+def _load(name: str) -> PlanRepair:
     from rat_agent.providers.imports import load
 
-    made: PlanRepair = load(path, PlanRepair, "repair", builtin=builtin)
+    # installed code is trusted as rat-agent's own; a path a run names is checked
+    known = BUILT_IN | {n: point.value for n, point in plugins.installed(plugins.REPAIRS).items()}
+    made: PlanRepair = load(known.get(name, name), PlanRepair, "repair", builtin=name in known)
     return made

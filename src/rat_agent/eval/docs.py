@@ -1,14 +1,15 @@
 """How-to questions over third-party documentation (`rat eval --benchmark docs|postgres`).
 
-Each document is the kind of reference a user brings: prose comments around the settings
-they document. `docs`: Redis 7.0's example configuration file (docs/redis.conf, about 106
-KB, written by the Redis authors; docs/LICENSE.redis), its questions split in half, `tune`
-and `test`, as the Minecraft tasks are. `postgres`: PostgreSQL 15's sample configuration
-(docs/postgresql.conf; docs/LICENSE.postgresql), 20 questions, all `test`: written and
-checked against the file before any method ran on them, and held out. Each question asks
-how to do something in a user's words, without naming the setting, and carries answer keys
-taken from the file: the directives and values a correct answer must name ("maxmemory
-2gb", "maxmemory-policy allkeys-lru").
+Each set is a dataset file (docs/*.json): its name, the document (the kind of reference a
+user brings: prose comments around the settings they document), the collection it is
+searched in, and its questions. `docs`: Redis 7.0's example configuration file
+(docs/redis.conf, about 106 KB, written by the Redis authors; docs/LICENSE.redis), its
+questions split in half, `tune` and `test`. `postgres`: PostgreSQL 15's sample
+configuration (docs/postgresql.conf; docs/LICENSE.postgresql), 20 questions, all `test`:
+written and checked against the file before any method ran on them, and held out. Each
+question asks how to do something in a user's words, without naming the setting, and
+carries answer keys taken from the file: the directives and values a correct answer must
+name ("maxmemory 2gb", "maxmemory-policy allkeys-lru"). A new set is a new file.
 
 An answer scores the share of its question's keys it names (a key with alternatives counts
 once, for any of them), compared without case, spacing or Markdown code marks. Methods that
@@ -19,14 +20,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from rat_agent.errors import ConfigError, RetrievalError
-from rat_agent.eval.runner import Case, Score
+from rat_agent.eval.benchmark import Benchmark, Selection
+from rat_agent.eval.runner import Case, Score, Scorer
 from rat_agent.paths import data_dir, write_atomic
 
 FOLDER = Path(__file__).parent / "docs"
@@ -37,20 +39,59 @@ Key = str | list[str]
 
 @dataclass(frozen=True)
 class DocSet:
-    """One document and its questions, as `rat eval --benchmark <benchmark>` runs them."""
+    """One document and its questions, as its dataset file names them."""
 
     benchmark: str
+    title: str
     document: Path
     questions: Path
     collection: str  # where the methods that retrieve search it
 
 
-REDIS = DocSet("docs", FOLDER / "redis.conf", FOLDER / "redis_questions.json", "redis-docs")
-POSTGRES = DocSet(
-    "postgres", FOLDER / "postgresql.conf", FOLDER / "postgresql_questions.json", "postgresql-docs"
-)
-SETS = {s.benchmark: s for s in (REDIS, POSTGRES)}
+def read_set(path: Path) -> DocSet:
+    """A how-to set from its dataset file: its name, title, document (a path relative to
+    the file), the Qdrant collection to search it in, and its questions."""
+    try:
+        data = json.loads(path.read_text())
+        return DocSet(
+            data["name"],
+            data.get("title") or data["name"],
+            path.parent / data["document"],
+            path,
+            data["collection"],
+        )
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(
+            f"{path} is not a how-to set: a JSON file with name, document, collection and "
+            f"questions ({type(exc).__name__}: {exc})"
+        ) from None
+
+
+SETS = {s.benchmark: s for s in map(read_set, sorted(FOLDER.glob("*.json")))}
+REDIS, POSTGRES = SETS["docs"], SETS["postgres"]
 DOCUMENT, QUESTIONS, COLLECTION = REDIS.document, REDIS.questions, REDIS.collection
+
+
+def benchmark(docset: DocSet) -> Benchmark:
+    """The set as `rat eval` runs it: its questions, keys named, in its own collection."""
+
+    def load(selection: Selection, context: Mapping[str, Any]) -> tuple[list[Case], Scorer]:
+        if selection.samples > 1 or selection.exclude:
+            raise ConfigError(f"--samples and --exclude are not for {docset.benchmark}")
+        if context.get("retriever") == "qdrant" and context.get("collection") == docset.collection:
+            ensure_collection(docset)
+        return cases(selection.split, selection.tasks, docset), score
+
+    return Benchmark(
+        docset.benchmark,
+        docset.title,
+        "keys named",
+        "the share of the question's answer keys (settings and values taken from "
+        f"{docset.document.name}) the answer names (rat_agent.eval.docs.score)",
+        load,
+        context={"retriever": "qdrant", "collection": docset.collection},
+        grounding=grounded,
+    )
 
 
 @cache

@@ -18,12 +18,13 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from rat_agent.errors import ConfigError, RetrievalError
-from rat_agent.eval.runner import Case, Score
+from rat_agent.eval.benchmark import Benchmark, Selection
+from rat_agent.eval.runner import Case, Score, Scorer
 from rat_agent.paths import data_dir
 
 DOCS_COLLECTION = "python-docs"
@@ -230,3 +231,23 @@ def ensure_docs_collection(
     report = ingest([str(p) for p in write_docs(folder, topics)], collection=collection)
     if report.failed:
         raise RetrievalError(f"could not index the Python documentation: {report.failed[0]}")
+
+
+def _load(selection: Selection, context: Mapping[str, Any]) -> tuple[list[Case], Scorer]:
+    if selection.exclude:
+        raise ConfigError("--exclude is not for humaneval")
+    problems = split(load_problems(), selection.split)[: selection.tasks]
+    if context.get("retriever") == "qdrant" and context.get("collection") == DOCS_COLLECTION:
+        ensure_docs_collection()
+    return cases(problems, selection.samples), scorer(problems)
+
+
+BENCHMARK = Benchmark(
+    "humaneval",
+    "HumanEval",
+    "pass@1",
+    "the code passes the problem's tests in a sandbox (rat_agent.eval.humaneval.run_tests)",
+    _load,
+    # the paper's code setting: the query is the step's text itself
+    context={"retriever": "qdrant", "collection": DOCS_COLLECTION, "query_mode": "text"},
+)

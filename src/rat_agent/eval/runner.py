@@ -2,7 +2,7 @@
 
 Each (task, method, model, settings) result is appended to a JSON-lines cache as soon as it
 exists, so an interrupted evaluation resumes where it stopped and a re-run computes only
-what is missing. Scores come from the benchmark's own checker (the Minecraft simulator).
+what is missing. Scores come from the benchmark's own checker (eval/benchmark.py).
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import importlib.util
 import json
 import math
 import os
@@ -22,8 +23,6 @@ from typing import Any, NamedTuple
 
 from rat_agent.agent.context import Context, Method
 from rat_agent.errors import ConfigError
-from rat_agent.minecraft.simulator import check_plan
-from rat_agent.minecraft.tasks import Task, load_tasks
 from rat_agent.paths import data_dir
 
 Progress = Callable[[int, int], None]
@@ -66,31 +65,21 @@ Grounding = Callable[[Case, str, list[str]], float]
 
 
 _PACKAGE = Path(__file__).resolve().parents[1]
-_HARNESS = frozenset(
-    {
-        "eval",
-        "cli",
-        "minecraft/reading.py",
-        "minecraft/simulator.py",
-        "minecraft/planner.py",
-        "minecraft/tasks.py",
-    }
-)
+_HARNESS = frozenset({"eval", "cli"})
 
 
 @functools.cache
-def code_fingerprint(root: Path = _PACKAGE) -> str:
-    """A hash of the method's code, the bundled corpus's builder included: a result made by
-    other code (a changed repair rule, a changed corpus line) is never reused as if it were
-    this code's. The harness is left out (`eval/`, the CLI, and the simulator, planner and
-    tasks that score): it asks and scores, and `--rescore` re-reads stored answers with a
-    changed checker."""
+def code_fingerprint(root: Path = _PACKAGE, harness: frozenset[str] = _HARNESS) -> str:
+    """A hash of the method's code under `root`: a result made by other code (a changed
+    repair rule, a changed corpus line) is never reused as if it were this code's. The
+    harness is left out (rat_agent's `eval/` and CLI, a benchmark's checker): it asks and
+    scores, and `--rescore` re-reads stored answers with a changed checker."""
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
         relative = path.relative_to(root)
         if (
-            relative.parts[0] in _HARNESS
-            or str(relative) in _HARNESS
+            relative.parts[0] in harness
+            or str(relative) in harness
             or "__pycache__" in relative.parts
         ):
             continue
@@ -98,9 +87,23 @@ def code_fingerprint(root: Path = _PACKAGE) -> str:
     return digest.hexdigest()[:12]
 
 
-def result_key(case: Case, method: str, settings: dict[str, Any]) -> str:
+def code_of(packages: Sequence[str] = (), harness: frozenset[str] = frozenset()) -> str:
+    """The fingerprint of rat_agent's code and of the plug-in packages a benchmark runs on
+    (a domain's corpus builder and repair rules), less their `harness` modules."""
+    code = code_fingerprint()
+    for name in packages:
+        spec = importlib.util.find_spec(name)
+        if spec is None or not spec.submodule_search_locations:
+            raise ConfigError(f"the benchmark's package {name!r} is not installed")
+        root = Path(next(iter(spec.submodule_search_locations)))
+        code += "+" + code_fingerprint(root, harness)
+    return code
+
+
+def result_key(case: Case, method: str, settings: dict[str, Any], code: str = "") -> str:
     """What a result depends on: the task and its exact question, every setting as the run
-    resolves it (environment included), the wording of every prompt and the code."""
+    resolves it (environment included), the wording of every prompt and the code (`code`,
+    rat_agent's alone if not given)."""
     from rat_agent.agent import prompts
 
     resolved = asdict(Context(**{**settings, "method": method}))
@@ -111,7 +114,7 @@ def result_key(case: Case, method: str, settings: dict[str, Any]) -> str:
             "question": question,
             **resolved,
             "prompts": prompts.fingerprint(),
-            "code": code_fingerprint(),
+            "code": code or code_fingerprint(),
         },
         sort_keys=True,
     )
@@ -152,6 +155,8 @@ def run(
     retry_errors: bool = False,
     variants: dict[str, dict[str, Any]] | None = None,
     grounding: Grounding | None = None,
+    packages: Sequence[str] = (),
+    harness: frozenset[str] = frozenset(),
 ) -> list[Result]:
     """Every (case, method) result, from the cache where it is already there.
 
@@ -171,7 +176,8 @@ def run(
     {"draft": "goal"}, ...}), task by task, so that arms compared in one run alternate and
     share the machine's state and day; each result's method then reads "rat draft=goal".
 
-    `grounding` scores each answer again against the passages its steps cite.
+    `grounding` scores each answer again against the passages its steps cite. `packages`
+    are the plug-ins the benchmark runs on, whose code (less `harness`) keys results too.
     """
     from langgraph.checkpoint.base import BaseCheckpointSaver  # not at import: `rat --help`
 
@@ -179,6 +185,7 @@ def run(
     from rat_agent.providers.stats import RunStats
 
     arms = variants or {"": {}}
+    code = code_of(packages, harness)
     for method in methods:
         for variant in arms.values():  # bad settings fail before any work
             Context(**{**context, **variant, "method": method})
@@ -190,7 +197,7 @@ def run(
     todo = []
     for case, _, variant, method in _runs(cases, arms, methods):
         settings = {**context, **variant, "method": method}
-        key = result_key(case, method, settings)
+        key = result_key(case, method, settings, code)
         if key not in cached or (retry_errors and cached[key].error):
             todo.append((case, method, settings, key))
         elif rescore and not cached[key].error:
@@ -248,7 +255,7 @@ def run(
         list(pool.map(one, todo))
     found = []
     for case, label, variant, method in _runs(cases, arms, methods):
-        key = result_key(case, method, {**context, **variant, "method": method})
+        key = result_key(case, method, {**context, **variant, "method": method}, code)
         if key in cached:
             arm = f"{method} {label}" if label else method
             found.append(dataclasses.replace(cached[key], method=arm))
@@ -272,41 +279,10 @@ def _runs(
     return [(c, name, v, m) for c in cases for name, v in variants.items() for m in methods]
 
 
-def minecraft_case(task: Task) -> Case:
-    return Case(task.id, task.question, {"task": task.id, "goal": task.goal})
-
-
 def rescored(result: Result, checked: Score) -> Result:
     """A stored result with a new check's score, failed step and reason (`--rescore`)."""
     return dataclasses.replace(
         result, score=checked.score, failed_step=checked.failed_step, reason=checked.reason
-    )
-
-
-def minecraft_score(case: Case, answer: str) -> Score:
-    check = check_plan(case.key["goal"], answer)
-    return Score(1.0 if check.executable else 0.0, check.failed_step, check.reason)
-
-
-def run_minecraft(
-    methods: Sequence[str],
-    *,
-    context: dict[str, Any],
-    tasks: Sequence[Task] | None = None,
-    limit: int | None = None,
-    **options: Any,
-) -> list[Result]:
-    """The Minecraft planning suite: each plan, read from the steps of every method that
-    makes steps (`output` "steps" unless the context says otherwise), is run through the
-    simulator."""
-    chosen = list(tasks if tasks is not None else load_tasks())[: limit or None]
-    return run(
-        "minecraft",
-        [minecraft_case(t) for t in chosen],
-        methods,
-        score=minecraft_score,
-        context={"output": "steps", **context},
-        **options,
     )
 
 

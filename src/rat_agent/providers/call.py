@@ -17,23 +17,14 @@ from langchain_core.runnables import RunnableConfig
 
 from rat_agent.errors import ModelError, RatError, RequestRejected
 
-# Every model call a node makes, by what it asks for; ask() tags the call "rat:<call>".
-Call = Literal[
-    "draft",
-    "goal",
-    "query",
-    "revise",
-    "answer",
-    "thought",
-    "direct",
-    "rag",
-    "react",
-]
+# The calls the loop and its baselines make, by what they ask for; ask() tags each
+# "rat:<call>". An extension names its own (plan repair's "goal").
+Call = Literal["draft", "query", "revise", "answer", "thought", "direct", "rag", "react"]
 
 
 def ask(
     model: BaseChatModel,
-    call: Call,
+    call: Call | str,
     messages: list[BaseMessage],
     schema: dict[str, Any] | None = None,
     whole: bool = False,

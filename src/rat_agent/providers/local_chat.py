@@ -76,7 +76,7 @@ class LocalChat(BaseChatModel):
         alternates query and revision calls whose prompts share only the system message and
         the task, so on one slot each call evicts the other's prefix: the revision's
         instruction, example and document header were prefilled again at every step (2825
-        prompt tokens processed in a 4-step run, 2090 pinned; benchmarks/performance.py).
+        prompt tokens processed in a 4-step run, 2090 pinned).
         The server's own host-RAM prompt cache restored them at no step (measured): it is
         consulted only when the slot's prefix is a small share of the new prompt, and the
         126 shared tokens are not. So each run (a process and thread id) gets a pair of slots,

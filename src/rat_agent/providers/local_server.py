@@ -38,7 +38,7 @@ N_CTX = 8192
 #: Host-RAM budget for llama.cpp's prompt cache, off: it saved a slot's state and restored
 #: it for a later prompt that matched it better, even a pinned slot's. A restored prefix
 #: changes the greedy reply (the logits differ bit for bit from a whole prefill), so a
-#: run's plan depended on what the server had run before (benchmarks/reproducibility.py).
+#: run's plan depended on what the server had run before.
 #: It saved nothing within a run: each run's query and revision calls keep a slot each
 #: (LocalChat.slot), whose own prefix is all they share.
 CACHE_RAM_MIB = 0

@@ -4,7 +4,7 @@ supported by the passage it quotes and done by no earlier step, is inserted as a
 No counted ledger, no goal and no dropped steps: what a step "provides" is what its words
 say. A step is done by an earlier one when that step names most of its words; a need is
 supported when the quoted line names most of its words. Off by default: the paper's loop
-is the default on every source but Minecraft.
+is the default on every source whose domain registers no repair of its own.
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ makes it, and a plan that runs out before one does gets a step for it. A domain 
 drop draft steps its sources do not support.
 
 `Repair` answers the loop's four questions (agent/extension.py); what a step makes, needs
-and provides is its `Domain`'s business: the Minecraft domain keeps a counted ledger of
-recipes (crafting.py), the general one reads plain words (general.py).
+and provides is its `Domain`'s business: the Minecraft plug-in's keeps a counted ledger of
+recipes (rat_minecraft/repair.py), the general one reads plain words (general.py).
 """
 
 from __future__ import annotations

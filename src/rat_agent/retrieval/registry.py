@@ -2,7 +2,8 @@
 
 Every retriever is a LangChain `BaseRetriever` whose documents carry `title` and `source`
 (URL, file path or corpus id) in their metadata, so citations and prompts never care which
-one ran. A name with a colon, `package.module:attribute`, loads the user's own retriever.
+one ran. Built in: qdrant, tavily, tavily-pages; an installed plug-in adds its own by name
+(rat_agent.plugins); a name with a colon, `package.module:attribute`, loads the user's own.
 """
 
 from __future__ import annotations
@@ -14,28 +15,11 @@ from collections.abc import Callable, Hashable
 
 from langchain_core.retrievers import BaseRetriever
 
+from rat_agent import plugins
 from rat_agent.errors import ConfigError
 from rat_agent.providers import imports
-from rat_agent.retrieval.settings import RetrieverSettings
+from rat_agent.retrieval.settings import RetrieverSettings, Source
 from rat_agent.served import current_user
-
-
-def _minecraft(ctx: RetrieverSettings) -> BaseRetriever:
-    from rat_agent.retrieval.minecraft import minecraft_retriever
-
-    return minecraft_retriever(k=ctx.k)
-
-
-def _minecraft_wiki(ctx: RetrieverSettings) -> BaseRetriever:
-    from rat_agent.retrieval.wiki import wiki_retriever
-
-    return wiki_retriever(ctx)
-
-
-def _minecraft_auto(ctx: RetrieverSettings) -> BaseRetriever:
-    from rat_agent.retrieval.wiki import wiki_retriever
-
-    return wiki_retriever(ctx, fallback=True)
 
 
 def _qdrant(ctx: RetrieverSettings) -> BaseRetriever:
@@ -62,48 +46,54 @@ def _imported(ctx: RetrieverSettings) -> BaseRetriever:
     return import_retriever(ctx.retriever, k=ctx.k)
 
 
-FACTORIES: dict[str, Callable[[RetrieverSettings], BaseRetriever]] = {
-    "qdrant": _qdrant,
-    "tavily": _tavily,
-    "tavily-pages": _tavily_pages,
-    "minecraft": _minecraft,
-    "minecraft-wiki": _minecraft_wiki,
-    "minecraft-auto": _minecraft_auto,
+Build = Callable[[RetrieverSettings], BaseRetriever]
+_QDRANT_ENV = ("QDRANT_URL", "QDRANT_API_KEY")
+_TAVILY_ENV = ("TAVILY_API_KEY", "TAVILY_API_BASE_URL")
+# The built-in sources; installed plug-ins add theirs by entry point (rat_agent.plugins).
+FACTORIES: dict[str, Source | Build] = {
+    "qdrant": Source(_qdrant, _QDRANT_ENV),
+    "tavily": Source(_tavily, _TAVILY_ENV),
+    "tavily-pages": Source(_tavily_pages, _TAVILY_ENV),
 }
+# Every source may read these: where the stores and caches are.
+_ENV = ("RAT_DATA_DIR", "RAT_CACHE_DIR")
+
+
+def names() -> list[str]:
+    """Every source a run may name, built-in and installed."""
+    return [*FACTORIES, *sorted(plugins.installed(plugins.RETRIEVERS))]
+
+
+def _source(name: str) -> Source:
+    if name in FACTORIES:
+        return _as_source(FACTORIES[name])
+    if name in plugins.installed(plugins.RETRIEVERS):
+        return _as_source(plugins.load(plugins.RETRIEVERS, name))
+    if ":" in name:
+        imports.check_allowed(name, "retriever")  # before the cache: a built one is no pass
+        return Source(_imported)
+    raise ConfigError(
+        f"unknown retriever {name!r}: choose one of {', '.join(names())}, "
+        "or give a LangChain retriever as 'package.module:attribute'"
+    )
+
+
+def _as_source(made: Source | Build) -> Source:
+    return made if isinstance(made, Source) else Source(made)
+
 
 _cache: dict[Hashable, BaseRetriever] = {}
 _lock = threading.Lock()
 
 
-def _factory(name: str) -> Callable[[RetrieverSettings], BaseRetriever]:
-    if name in FACTORIES:
-        return FACTORIES[name]
-    if ":" in name:
-        imports.check_allowed(name, "retriever")  # before the cache: a built one is no pass
-        return _imported
-    raise ConfigError(
-        f"unknown retriever {name!r}: choose one of {', '.join(FACTORIES)}, "
-        "or give a LangChain retriever as 'package.module:attribute'"
-    )
-
-
-# Settings that factories read from the environment: a change builds a new retriever.
-_ENV = (
-    "QDRANT_URL",
-    "QDRANT_API_KEY",
-    "TAVILY_API_KEY",
-    "TAVILY_API_BASE_URL",
-    "MINECRAFT_WIKI_API",
-    "RAT_DATA_DIR",
-    "RAT_CACHE_DIR",
-)
-
-
-def _key(ctx: RetrieverSettings) -> Hashable:
+def _key(ctx: RetrieverSettings, source: Source) -> Hashable:
     # Only what a factory reads; runs that differ elsewhere share one retriever. Secrets
     # are hashed so the cache never holds them in the clear. The served user, as each
     # user's collection names resolve to their own.
-    env = tuple(hashlib.sha256(os.environ.get(name, "").encode()).hexdigest() for name in _ENV)
+    env = tuple(
+        hashlib.sha256(os.environ.get(name, "").encode()).hexdigest()
+        for name in (*_ENV, *source.environment)
+    )
     settings = (ctx.retriever, ctx.k, ctx.collection)
     return (*settings, env, current_user())
 
@@ -114,11 +104,11 @@ def get_retriever(ctx: RetrieverSettings) -> BaseRetriever:
     Building never touches the network, so it is also the cheap up-front check of a run's
     settings (unknown name, missing API key, missing collection).
     """
-    factory = _factory(ctx.retriever)
-    key = _key(ctx)
+    source = _source(ctx.retriever)
+    key = _key(ctx, source)
     with _lock:
         if key not in _cache:
-            _cache[key] = factory(ctx)
+            _cache[key] = source.build(ctx)
         return _cache[key]
 
 
@@ -134,4 +124,4 @@ def check_retriever(ctx: RetrieverSettings, *, build: bool = True) -> None:
     if build:
         get_retriever(ctx)
     else:
-        _factory(ctx.retriever)
+        _source(ctx.retriever)

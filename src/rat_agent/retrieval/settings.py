@@ -6,9 +6,14 @@ agent's `Context` satisfies it, and so does any object with these attributes.
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
 from rat_agent.errors import ConfigError
+
+if TYPE_CHECKING:
+    from langchain_core.retrievers import BaseRetriever
 
 DEFAULT_COLLECTION = "documents"  # what `rat ingest` fills and retriever "qdrant" searches
 
@@ -21,7 +26,9 @@ EVIDENCE_TOKENS = 600  # a source that says nothing
 # ... and, for pages that put their main facts first, the cosine a passage gives up per
 # place its document is lower in the retrieval and per line further down (evidence.select).
 PENALTY_KEY = "rat_position_penalty"
-MINECRAFT = {DOMAIN_KEY: "minecraft", EVIDENCE_KEY: 150, PENALTY_KEY: 0.1}
+# The source a run reads when it names none: the bundled domain plug-in's offline corpus
+# (rat_minecraft), what the offline demo runs.
+DEFAULT_RETRIEVER = "minecraft"
 DOC_CHARS = 1200  # what a web retriever keeps of a page: the passages a prompt can show
 
 
@@ -50,3 +57,13 @@ class RetrieverSettings(Protocol):
 
     @property
     def collection(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class Source:
+    """A named knowledge source: how to build its retriever from a run's settings, and
+    the environment variables it reads (a change of one builds it anew). A plug-in's
+    entry point in "rat_agent.retrievers" names a Source or a plain build function."""
+
+    build: Callable[[RetrieverSettings], BaseRetriever]
+    environment: tuple[str, ...] = ()

@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rat_agent.minecraft.names import (
+from rat_minecraft.names import (
     ASIDE,
     LEADING,
     TOOL_MARK,
@@ -29,7 +29,7 @@ from rat_agent.minecraft.names import (
     tool_part,
     words_of,
 )
-from rat_agent.minecraft.quotes import grounded, recipe
+from rat_minecraft.quotes import grounded, recipe
 
 # A checked step of the plan, as the loop keeps it (agent/state.Step): its revised text,
 # status, the quote it rests on, what it needs and, if inserted, what it makes.

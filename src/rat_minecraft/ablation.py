@@ -17,10 +17,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rat_agent.agent.parsing import format_steps
-from rat_agent.minecraft.planner import reference_plan
-from rat_agent.minecraft.reading import parse_steps
-from rat_agent.minecraft.simulator import resolve_item
-from rat_agent.minecraft.tasks import Task
+from rat_minecraft.planner import reference_plan
+from rat_minecraft.reading import parse_steps
+from rat_minecraft.simulator import resolve_item
+from rat_minecraft.tasks import Task
 
 QUERIES = ("rag", "cot_rag", "rat")
 _PRODUCT = re.compile(

@@ -27,19 +27,20 @@ from qdrant_client import QdrantClient
 
 from rat_agent import terms
 from rat_agent.errors import RetrievalError
-from rat_agent.minecraft.corpus import (
+from rat_agent.paths import cache_dir
+from rat_agent.providers.embeddings import embedding_model_id, get_embeddings
+from rat_agent.retrieval.qdrant import hybrid
+from rat_agent.retrieval.qdrant.hybrid import SearchMode
+from rat_agent.retrieval.settings import RetrieverSettings
+from rat_agent.timing import once_cost
+from rat_minecraft import METADATA
+from rat_minecraft.corpus import (
     QUESTION_WORDS,
     SOURCE_PREFIX,
     Page,
     build_pages,
     corpus_fingerprint,
 )
-from rat_agent.paths import cache_dir
-from rat_agent.providers.embeddings import embedding_model_id, get_embeddings
-from rat_agent.retrieval.qdrant import hybrid
-from rat_agent.retrieval.qdrant.hybrid import SearchMode
-from rat_agent.retrieval.settings import MINECRAFT
-from rat_agent.timing import once_cost
 
 COLLECTION = "minecraft"
 log = logging.getLogger(__name__)
@@ -259,7 +260,7 @@ def _remove_stale(root: Path, keep: Path) -> None:
 class MinecraftRetriever(hybrid.HybridRetriever):
     """Top-`k` Minecraft item pages for a query; the index is opened on first use."""
 
-    metadata: dict[str, Any] | None = Field(default_factory=lambda: dict(MINECRAFT))
+    metadata: dict[str, Any] | None = Field(default_factory=lambda: dict(METADATA))
 
     def _search(self, query: str) -> list[Document]:
         return get_index().search(query, self.k, self.mode)
@@ -268,3 +269,8 @@ class MinecraftRetriever(hybrid.HybridRetriever):
 def minecraft_retriever(*, k: int = 3) -> BaseRetriever:
     """The Minecraft knowledge source for RAT's retrieve step."""
     return MinecraftRetriever(k=k)
+
+
+def corpus_retriever(settings: RetrieverSettings) -> BaseRetriever:
+    """Retriever "minecraft" (entry point): the bundled offline corpus."""
+    return minecraft_retriever(k=settings.k)

@@ -14,8 +14,8 @@ import math
 import re
 from collections.abc import Sequence
 
-from rat_agent.minecraft import quotes
-from rat_agent.minecraft.names import (
+from rat_minecraft import quotes
+from rat_minecraft.names import (
     ASIDE,
     LEADING,
     TOOL_MARK,
@@ -33,7 +33,7 @@ from rat_agent.minecraft.names import (
     tool_part,
     words_of,
 )
-from rat_agent.minecraft.quotes import grounded
+from rat_minecraft.quotes import grounded
 
 
 def _times(text: str, factor: int) -> str:

@@ -14,11 +14,11 @@ from dataclasses import replace
 from typing import Any
 
 from rat_agent.agent.context import Context
-from rat_agent.minecraft import ledger, mending, quotes
-from rat_agent.minecraft.names import counted
 from rat_agent.repair import reply
 from rat_agent.repair.plan import Repair
 from rat_agent.repair.reply import Revision
+from rat_minecraft import ledger, mending, quotes
+from rat_minecraft.names import counted
 
 # A revision quotes the passage that matches its step best: the similarity ranking picks
 # the recipe line, and a small model given more to choose from picks worse.

@@ -16,8 +16,8 @@ from functools import cache
 from typing import Any
 
 from rat_agent.errors import RetrievalError
-from rat_agent.minecraft import quotes
-from rat_agent.minecraft.quotes import FARMING, MINING
+from rat_minecraft import quotes
+from rat_minecraft.quotes import FARMING, MINING
 
 # Words every Minecraft question has ("how do I obtain X in Minecraft", "make", "get"),
 # dropped from the corpus's lexical search on top of the generic function words.

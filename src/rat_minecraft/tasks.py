@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from rat_agent.minecraft.corpus import COLORS
-from rat_agent.minecraft.planner import PICKAXE_TIERS, plan_with_tier
-from rat_agent.minecraft.simulator import PlanError, check_plan, game_world
+from rat_minecraft.corpus import COLORS
+from rat_minecraft.planner import PICKAXE_TIERS, plan_with_tier
+from rat_minecraft.simulator import PlanError, check_plan, game_world
 
 
 @dataclass(frozen=True)
@@ -163,7 +163,7 @@ def sample(tasks: Sequence[Task], n: int, split: str, exclude: Collection[str] =
 def load_tasks() -> list[Task]:
     """The committed task set (tasks.json, written by `python -m` this module)."""
     raw: Any = json.loads(
-        resources.files("rat_agent.minecraft").joinpath("tasks.json").read_text("utf-8")
+        resources.files("rat_minecraft").joinpath("tasks.json").read_text("utf-8")
     )
     return [Task(**entry) for entry in raw]
 
@@ -177,6 +177,6 @@ def _write(tasks: Iterable[Task]) -> str:
 
 
 if __name__ == "__main__":
-    path = resources.files("rat_agent.minecraft").joinpath("tasks.json")
+    path = resources.files("rat_minecraft").joinpath("tasks.json")
     with resources.as_file(path) as file:
         file.write_text(_write(generate_tasks()), encoding="utf-8")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from rat_agent.minecraft.names import ASIDE, Item, counted, item, plain_mentions, words_of
+from rat_minecraft.names import ASIDE, Item, counted, item, plain_mentions, words_of
 
 CRAFTING, SMELTING, MINING, FARMING = "Crafting", "Smelting", "Mining", "Farming"
 GIVES = "gives"  # between a recipe's inputs and its product

@@ -6,8 +6,9 @@ step is checked against are the passages of current wiki pages closest to its qu
 Everything comes through `rat_agent.retrieval.web.fetch`, whose address policy applies to
 the endpoint and every redirect; titles travel as query parameters, never pasted into a URL by hand.
 
-Source "wiki" raises `RetrievalError` when the wiki fails (the step stays unrevised);
-source "auto" answers from the bundled offline corpus while the wiki is unreachable.
+Retriever "minecraft-wiki" raises `RetrievalError` when the wiki fails (the step stays
+unrevised); "minecraft-auto" answers from the bundled offline corpus while the wiki is
+unreachable.
 """
 
 from __future__ import annotations
@@ -38,9 +39,8 @@ from pydantic import Field
 from rat_agent import terms
 from rat_agent.aio import run_sync
 from rat_agent.errors import ConfigError, RetrievalError
-from rat_agent.minecraft.corpus import QUESTION_WORDS
 from rat_agent.paths import cache_dir, write_atomic
-from rat_agent.retrieval.settings import DOC_CHARS, MINECRAFT, RetrieverSettings
+from rat_agent.retrieval.settings import DOC_CHARS, RetrieverSettings, Source
 from rat_agent.retrieval.web import passages
 from rat_agent.retrieval.web.fetch import (
     TIMEOUT,
@@ -50,6 +50,8 @@ from rat_agent.retrieval.web.fetch import (
     afetch,
 )
 from rat_agent.retrieval.web.fetch import USER_AGENT as _FETCH_AGENT
+from rat_minecraft import METADATA
+from rat_minecraft.corpus import QUESTION_WORDS
 
 log = logging.getLogger(__name__)
 
@@ -372,7 +374,7 @@ class MinecraftWikiRetriever(BaseRetriever):
     k: int = Field(default=3, ge=1)
     doc_chars: int = Field(default=1200, ge=1)
     fallback: BaseRetriever | None = None  # set for source "auto"
-    metadata: dict[str, Any] | None = Field(default_factory=lambda: dict(MINECRAFT))
+    metadata: dict[str, Any] | None = Field(default_factory=lambda: dict(METADATA))
 
     @property
     def timeout(self) -> float:
@@ -527,9 +529,24 @@ def wiki_retriever(
     the network."""
     offline = None
     if fallback:
-        from rat_agent.retrieval.minecraft import minecraft_retriever
+        from rat_minecraft.retriever import minecraft_retriever
 
         offline = minecraft_retriever(k=ctx.k)  # opens its index only when first asked
     return MinecraftWikiRetriever(
         endpoint=wiki_endpoint(), k=ctx.k, doc_chars=doc_chars, fallback=offline
     )
+
+
+def live_retriever(settings: RetrieverSettings) -> BaseRetriever:
+    """Retriever "minecraft-wiki": the live wiki."""
+    return wiki_retriever(settings)
+
+
+def auto_retriever(settings: RetrieverSettings) -> BaseRetriever:
+    """Retriever "minecraft-auto": the live wiki, the bundled corpus when it fails."""
+    return wiki_retriever(settings, fallback=True)
+
+
+# The entry points: a change of the wiki's address builds the retriever anew.
+LIVE = Source(live_retriever, environment=(ENV_API,))
+AUTO = Source(auto_retriever, environment=(ENV_API,))

@@ -24,14 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from rat_agent.errors import ConfigError, RatError
-from rat_agent.eval.ablation import product_of
 from rat_agent.memory.store import Memory
-from rat_agent.minecraft.corpus import SOURCE_PREFIX
-from rat_agent.minecraft.planner import reference_plan
-from rat_agent.minecraft.reading import parse_steps
-from rat_agent.minecraft.simulator import check_plan
-from rat_agent.minecraft.tasks import Task
 from rat_agent.paths import data_dir
+from rat_minecraft.ablation import product_of
+from rat_minecraft.corpus import SOURCE_PREFIX
+from rat_minecraft.planner import reference_plan
+from rat_minecraft.reading import parse_steps
+from rat_minecraft.simulator import check_plan
+from rat_minecraft.tasks import Task
 
 ARMS = ("no memory", "memory")
 

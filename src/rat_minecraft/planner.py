@@ -10,8 +10,8 @@ import math
 from collections import Counter
 from fractions import Fraction
 
-from rat_agent.minecraft.corpus import FUELS, IRON_GEAR, SMELTING, TIERS, Recipe
-from rat_agent.minecraft.simulator import RAW_SOURCES, PlanError, World, game_world, resolve_item
+from rat_minecraft.corpus import FUELS, IRON_GEAR, SMELTING, TIERS, Recipe
+from rat_minecraft.simulator import RAW_SOURCES, PlanError, World, game_world, resolve_item
 
 
 class _Planner:

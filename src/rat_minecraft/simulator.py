@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cache
 
-from rat_agent.minecraft.corpus import (
+from rat_minecraft.corpus import (
     FUELS,
     LOGS,
     ORE_DROP_COUNTS,
@@ -58,7 +58,7 @@ from rat_agent.minecraft.corpus import (
     GameData,
     Recipe,
 )
-from rat_agent.minecraft.reading import (
+from rat_minecraft.reading import (
     HOLD_VERBS,
     INGREDIENT_PREPS,
     MAKE_VERBS,

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from functools import cache
 
 from rat_agent.eval.runner import Result, by_method
-from rat_agent.minecraft.planner import reference_plan
-from rat_agent.minecraft.reading import parse_steps
-from rat_agent.minecraft.simulator import needless_steps
-from rat_agent.minecraft.tasks import load_tasks
+from rat_minecraft.planner import reference_plan
+from rat_minecraft.reading import parse_steps
+from rat_minecraft.simulator import needless_steps
+from rat_minecraft.tasks import load_tasks
 
 
 @dataclass(frozen=True)

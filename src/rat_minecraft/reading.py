@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from rat_agent.minecraft.corpus import LOGS, GameData
+from rat_minecraft.corpus import LOGS, GameData
 
 Action = Literal["mine", "craft", "smelt", "any"]
 
