@@ -4,7 +4,7 @@ memory and once with a memory that starts empty.
 
 Run from the repository root: `python benchmarks/memory.py` (options `--tasks N`,
 `--model M`). Resumable: finished tasks are kept under the data folder. Writes
-benchmarks/results/memory-<model>.{md,jsonl,png}. See rat_agent/eval/evolution.py.
+benchmarks/results/memory-<model>.{md,jsonl,png}. See rat_minecraft/evolution.py.
 """
 
 from __future__ import annotations

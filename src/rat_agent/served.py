@@ -40,7 +40,7 @@ def current_user() -> str:
 def own_collection(name: str, user: str) -> str:
     """`name` for `user` alone: readable, and distinct for users whose names differ only in
     the characters a collection name cannot hold. Whose it is, is recorded in the
-    collection itself (see retrieval/qdrant/owners.py); the name only keeps users apart."""
+    collection itself (retrieval/qdrant/client.py, `owner_of`); the name only keeps users apart."""
     slug = re.sub(r"[^A-Za-z0-9_-]", "_", user)[:32]
     return f"{name}--{slug}-{hashlib.sha256(user.encode()).hexdigest()[:8]}"
 

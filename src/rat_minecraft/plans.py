@@ -2,7 +2,7 @@
 
 A plan can be executable and still one no player would follow: punching a single log four
 times, crafting planks three times over. Each plan is set against the reference planner's
-plan for the same task (`minecraft/planner.py`), and an executable plan's needless steps
+plan for the same task (`planner.py`), and an executable plan's needless steps
 are counted (`simulator.needless_steps`: steps it can do without, whose products it never
 uses).
 """

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 import sys
@@ -98,3 +99,75 @@ def test_every_link_to_a_file_of_the_repository_finds_it(page: Path) -> None:
     assert local or page.name != "benchmarks.md"  # the pattern does find links
     missing = [t for t in local if not (page.parent / t).exists()]
     assert missing == [], f"{page.name} links to files that do not exist: {missing}"
+
+
+# --- the code's own words ------------------------------------------------------------------
+
+SOURCES = sorted(p for top in ("src", "benchmarks", "scripts") for p in (ROOT / top).rglob("*.py"))
+# A path to a Python file, as a docstring or comment names one ("retrieval/evidence.py").
+NAMED_FILE = re.compile(r"(?<![\w/.-])((?:[\w-]+/)*[\w-]+\.py)\b")
+# Files a docstring names as a user's or a sandbox's, not the repository's.
+NOT_OURS = {"my_kb.py", "main.py"}
+# A benchmark question by its id: the harness that loads them may name them, the method not.
+QUESTION_ID = re.compile(r"\b(?:redis|pg)-\d{2}\b|\bmc-[a-z_]+\b|HumanEval/\d+")
+
+
+def test_no_comment_points_to_a_file_that_is_not_there() -> None:
+    ours = [str(p.relative_to(ROOT)) for p in ROOT.rglob("*.py") if ".venv" not in p.parts]
+    missing = []
+    for path in SOURCES:
+        for n, line in enumerate(path.read_text("utf-8").splitlines(), 1):
+            for named in NAMED_FILE.findall(line):
+                if named in NOT_OURS or any(f == named or f.endswith("/" + named) for f in ours):
+                    continue
+                missing.append(f"{path.relative_to(ROOT)}:{n}: {named}")
+    assert missing == []
+
+
+def test_no_code_outside_the_harness_cites_a_benchmark_question() -> None:
+    harness = ROOT / "src" / "rat_agent" / "eval"
+    cited = [
+        f"{path.relative_to(ROOT)}:{n}: {found}"
+        for path in SOURCES
+        if harness not in path.parents
+        for n, line in enumerate(path.read_text("utf-8").splitlines(), 1)
+        for found in QUESTION_ID.findall(line)
+    ]
+    assert cited == []
+
+
+def test_benchmarks_import_no_other_benchmark_and_no_test() -> None:
+    scripts = {p.stem for p in (ROOT / "benchmarks").glob("*.py")}
+    helpers = {p.stem for p in (ROOT / "tests").rglob("*.py")}
+    wrong = []
+    for path in sorted((ROOT / "benchmarks").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module or ""]
+            else:
+                continue
+            wrong += [f"{path.name}: {n}" for n in names if n.split(".")[0] in scripts | helpers]
+    assert wrong == []
+
+
+RESULTS = ROOT / "benchmarks" / "results"
+RESULT_LINK = re.compile(r"(?:benchmarks/results/|\]\()([\w.-]+\.(?:md|png|jsonl))")
+
+
+def test_the_results_folder_keeps_only_what_the_docs_cite() -> None:
+    """README and docs/ cite a results file; a cited file may cite another; a results
+    file's .jsonl (the cache it seeds) goes with it. Nothing else stays."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    cited: set[str] = set()
+    todo = [page.read_text("utf-8") for page in pages]
+    while todo:
+        for name in RESULT_LINK.findall(todo.pop()):
+            if name not in cited and (RESULTS / name).is_file():
+                cited.add(name)
+                if name.endswith(".md"):
+                    todo.append((RESULTS / name).read_text("utf-8"))
+    kept = {p.name for p in RESULTS.iterdir()}
+    companions = {name.removesuffix(".md") + ".jsonl" for name in cited}
+    assert kept - cited - companions == set()
