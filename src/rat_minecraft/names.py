@@ -13,23 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_NUMBER_WORDS = {
-    "a": 1,
-    "an": 1,
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
-}
-
+from rat_minecraft.words import NUMBER_WORDS
 
 # Words that say nothing about which thing is meant.
 _FILLER = frozenset(
@@ -78,7 +62,7 @@ ASIDE = re.compile(r"\s*\([^)]*\)")  # "(or a Blast Furnace, faster)", "(any kin
 
 
 # A leading count or article: "8 ", "an ", "the ".
-LEADING = re.compile(r"^\s*(?:\d+|the|some|" + "|".join(_NUMBER_WORDS) + r")\s+", re.I)
+LEADING = re.compile(r"^\s*(?:\d+|the|some|" + "|".join(NUMBER_WORDS) + r")\s+", re.I)
 
 
 @dataclass(frozen=True)
@@ -115,9 +99,9 @@ def item(text: str) -> Item:
     words: set[str] = set()
     head = ""
     for word in _WORD.findall(text):
-        if word.isdigit() or (word in _NUMBER_WORDS and not words):
+        if word.isdigit() or (word in NUMBER_WORDS and not words):
             if count is None and not words:
-                count = int(word) if word.isdigit() else _NUMBER_WORDS[word]
+                count = int(word) if word.isdigit() else NUMBER_WORDS[word]
             continue
         if word not in _FILLER:
             head = _stem(word)
@@ -278,7 +262,7 @@ def words_of(text: str) -> list[str]:
     return [
         _stem(w)
         for w in _WORD.findall(ASIDE.sub(" ", text.lower()))
-        if w not in _FILLER and not w.isdigit() and w not in _NUMBER_WORDS
+        if w not in _FILLER and not w.isdigit() and w not in NUMBER_WORDS
     ]
 
 
@@ -299,7 +283,7 @@ def plain_mentions(fact: str) -> set[str]:
         if token[0].isalpha() and (
             not before[0].isalnum()
             or before.isdigit()
-            or before in _NUMBER_WORDS
+            or before in NUMBER_WORDS
             or before in _FILLER
             or before in _LEAD
         ):

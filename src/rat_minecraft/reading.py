@@ -12,26 +12,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 from rat_minecraft.corpus import LOGS, GameData
+from rat_minecraft.words import number
 
 Action = Literal["mine", "craft", "smelt", "any"]
 
-_NUMBER_WORDS = {
-    "a": 1,
-    "an": 1,
-    "one": 1,
-    "single": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
-}
 _VERBS: dict[str, Action] = {}
 for _words, _action in (
     (
@@ -322,12 +306,6 @@ def tokenize(text: str) -> list[str]:
     return out
 
 
-def _number(token: str) -> int | None:
-    if token.isdigit():
-        return int(token)
-    return _NUMBER_WORDS.get(token)
-
-
 def find_mentions(world: Words, tokens: Sequence[str]) -> list[Mention]:
     """Greedy longest match of item names; counts come before ("4 planks", "4x planks")
     or right after in "x4"/"(4)" form."""
@@ -369,7 +347,7 @@ def count_at(tokens: Sequence[str], i: int, end: int) -> int | None:
     j = i - 1
     while j >= 0 and tokens[j] in _FILLER:
         j -= 1
-    if j >= 0 and (num := _number(tokens[j])) is not None:
+    if j >= 0 and (num := number(tokens[j])) is not None:
         return num
     after = tokens[end : end + 3]
     if len(after) >= 2 and after[0] in ("x", "(") and after[1].isdigit():
@@ -421,7 +399,7 @@ def after_purpose(tokens: Sequence[str], start: int) -> bool:
     """Whether the mention at `start` follows "to make/get/create ..." (counts and articles
     between are skipped): what the step is done to obtain."""
     k = start - 1
-    while k >= 0 and (_number(tokens[k]) is not None or tokens[k] in _FILLER or tokens[k] == "the"):
+    while k >= 0 and (number(tokens[k]) is not None or tokens[k] in _FILLER or tokens[k] == "the"):
         k -= 1
     return k >= 1 and tokens[k] in _PURPOSE_VERBS and tokens[k - 1] == "to"
 
