@@ -33,6 +33,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "max_steps": (1, 32),
     "temperature": (0.0, 2.0),
     "max_tokens": (16, 8192),
+    "speculate": (0, 32),
 }
 
 
@@ -128,6 +129,16 @@ class Context:
     max_tokens: int = field(
         default=512,
         metadata={"description": "Most tokens the model may write in one reply (16-8192)."},
+    )
+    speculate: int = field(
+        default=0,
+        metadata={
+            "description": "Steps checked ahead while a step is checked, on the guess that "
+            "the steps before them stay as drafted (0-32; 0: one step after another). The "
+            "result is the same: a call made ahead answers the loop only if its prompt is "
+            "the one the loop sends. A wrong guess costs its calls; on a model that takes "
+            "calls in parallel (an API) the right ones save their time."
+        },
     )
     review_draft: bool = field(
         default=False,

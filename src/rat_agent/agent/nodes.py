@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import asdict, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.documents import Document
@@ -25,6 +26,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 
 from rat_agent.agent import parsing, prompts
+from rat_agent.agent.ahead import Ahead, key_of
 from rat_agent.agent.context import Context
 from rat_agent.agent.extension import (
     Drafted,
@@ -85,6 +87,7 @@ class RatNodes:
     def __init__(self, llm: BaseChatModel | None = None, retriever: BaseRetriever | None = None):
         self.llm = llm
         self.retriever = retriever
+        self.ahead = Ahead()  # the calls made ahead of the loop (ahead.py)
 
     settings = staticmethod(settings_of)
 
@@ -111,8 +114,17 @@ class RatNodes:
         whole: bool = False,
     ) -> str:
         """One model call, tagged "rat:<call>"; with `schema`, the server enforces that JSON;
-        with `whole`, a reply cut at the token limit is returned empty."""
-        return ask(self.model(ctx), call, messages, schema, whole)
+        with `whole`, a reply cut at the token limit is returned empty. A call made ahead
+        with the same prompt and settings answers it (ahead.py)."""
+        key = key_of(
+            call,
+            [ctx.model, ctx.temperature, ctx.max_tokens, id(self.llm)],
+            [(m.type, m.content) for m in messages],
+            schema,
+            whole,
+            current_user(),
+        )
+        return self.ahead.call(key, lambda: ask(self.model(ctx), call, messages, schema, whole))
 
     def constrained(self, ctx: Context) -> bool:
         """Whether the model's server enforces a JSON schema on a reply (its profile)."""
@@ -233,8 +245,10 @@ class RatNodes:
         return {} if drafts is None else {"drafts": drafts, "meta": [], "draft_from": origin}
 
     def to_query(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-        """Q_i = ToQuery(I, T*_1..i-1, T_i)."""
-        query = self._query(state, settings_of(state, runtime))
+        """Q_i = ToQuery(I, T*_1..i-1, T_i); the steps after it start ahead (`speculate`)."""
+        ctx = settings_of(state, runtime)
+        self._look_ahead(state, ctx)
+        query = self._query(state, ctx)
         i = state["index"]
         runtime.stream_writer(
             {
@@ -277,26 +291,37 @@ class RatNodes:
             _sources_event(state, titles, "")
             return {"documents": [], "support": None, "retrieval_error": ""}
         draft = lookup.target or state["drafts"][state["index"]]
-        found = self.passages(
-            ctx, self.search(ctx, state["query"]), [state["query"], parsing.head(draft)]
-        )
-        thoughts, problem = recall(ctx, state["query"])
-        documents = [*found.documents, *map(as_dict, thoughts)]
+        documents, support, problem = self._documents(ctx, state["query"], draft)
         _sources_event(state, documents, problem)
-        return {"documents": documents, "support": found.support, "retrieval_error": problem}
+        return {"documents": documents, "support": support, "retrieval_error": problem}
+
+    def _documents(
+        self, ctx: Context, query: str, draft: str
+    ) -> tuple[list[dict[str, str]], float | None, str]:
+        """R_i: the passages of the top-k documents closest to the query and the step, the
+        thoughts of earlier runs (memory on), how well the best passage matches, and what
+        went wrong with the memory."""
+        found = self.passages(ctx, self.search(ctx, query), [query, parsing.head(draft)])
+        thoughts, problem = recall(ctx, query)
+        return [*found.documents, *map(as_dict, thoughts)], found.support, problem
 
     def search(self, ctx: Context, query: str) -> list[dict[str, str]]:
         """The knowledge source's top-k documents for a query, any failure typed; only for
         a user who still holds a key (see `model`)."""
         check_user(current_user())
         retriever = self.retriever or get_retriever(ctx)
-        try:
-            docs = retriever.invoke(query)[: ctx.k]
-        except RatError:
-            raise
-        except Exception as exc:  # any source's error becomes one typed, retryable error
-            raise RetrievalError(f"{type(exc).__name__}: {exc}") from exc
-        return [as_dict(d) for d in docs]
+
+        def search() -> list[dict[str, str]]:
+            try:
+                docs = retriever.invoke(query)[: ctx.k]
+            except RatError:
+                raise
+            except Exception as exc:  # any source's error becomes one typed, retryable error
+                raise RetrievalError(f"{type(exc).__name__}: {exc}") from exc
+            return [as_dict(d) for d in docs]
+
+        key = key_of("search", id(retriever), ctx.k, query, current_user())
+        return self.ahead.call(key, search)
 
     @staticmethod
     def retrieval_failed(state: State, error: NodeError) -> Command[str]:
@@ -359,21 +384,58 @@ class RatNodes:
         """The paper's revision: the model's reply is the step. Only a reply with nothing in
         it, or one the token limit cut short, keeps the draft."""
         past = revised(state["steps"])
-        messages = prompts.revise_messages(
-            ctx.system_prompt,
-            ctx.revise_prompt,
-            state["question"],
-            past,
-            step["revised"],
-            state.get("documents", []),
+        reply = self.ask(
+            ctx, "revise", self._revise_messages(state, ctx, step["revised"]), whole=True
         )
-        reply = self.ask(ctx, "revise", messages, whole=True)
         text = parsing.pick_step(parsing.clean_reply(reply), len(past) + 1)
         if not parsing.says_something(text):
             step["note"] = f"the model's revision was empty or cut short; {KEPT}"
             return
         changed = parsing.normalize(text) != parsing.normalize(step["revised"])
         step["revised"], step["status"] = text, "revised" if changed else "unchanged"
+
+    def _revise_messages(self, state: State, ctx: Context, draft: str) -> list[BaseMessage]:
+        return prompts.revise_messages(
+            ctx.system_prompt,
+            ctx.revise_prompt,
+            state["question"],
+            revised(state["steps"]),
+            draft,
+            state.get("documents", []),
+        )
+
+    def _look_ahead(self, state: State, ctx: Context) -> None:
+        """Start steps i+1..i+d (d: `speculate`) as the loop would check them if the
+        steps from i on stayed as drafted; the paper's loop only (plan repair changes the
+        steps ahead)."""
+        if ctx.speculate <= 0 or ctx.method != "rat" or self.repair(ctx) is not None:
+            return
+        i, drafts = state["index"], list(state["drafts"])
+        done = revised(state["steps"])
+        for j in range(i + 1, min(len(drafts), i + 1 + ctx.speculate)):
+            past = [*done, *drafts[i:j]]
+            self.ahead.launch(partial(self._step_ahead, ctx, state["question"], drafts, j, past))
+
+    def _step_ahead(
+        self, ctx: Context, question: str, drafts: list[str], j: int, past: list[str]
+    ) -> None:
+        """Step j's query, retrieval and revision, with `past` as its revised steps: the
+        calls the loop will claim if it gets there with that past."""
+        steps = [_guessed(text) for text in past]
+        ahead: State = {
+            "question": question,
+            "answer": "",
+            "drafts": drafts,
+            "index": j,
+            "steps": steps,
+        }
+        query = self._query(ahead, ctx)
+        if not query:
+            return
+        documents, _, _ = self._documents(ctx, query, drafts[j])
+        if documents:
+            messages = self._revise_messages({**ahead, "documents": documents}, ctx, drafts[j])
+            self.ask(ctx, "revise", messages, whole=True)
 
     def append_next(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """Move to T_i+1; the per-step scratch fields are cleared.
@@ -513,4 +575,16 @@ def source_of(doc: dict[str, str]) -> Source:
         "snippet": snippet,
         "kind": kind,
         "text": doc["content"][:TEXT_CHARS],
+    }
+
+
+def _guessed(text: str) -> Step:
+    """A step as the loop ahead assumes it: checked, and kept as drafted."""
+    return {
+        "draft": text,
+        "query": "",
+        "sources": [],
+        "revised": text,
+        "status": "unchanged",
+        "note": "",
     }
