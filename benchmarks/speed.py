@@ -14,10 +14,10 @@ beyond the plain loop's are guesses that missed.
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import re
 import subprocess
-import threading
 import time
 from collections.abc import Callable
 from datetime import date
@@ -148,8 +148,8 @@ def main() -> int:
         "# Steps checked ahead: rat's wall time against the plain loop and rag",
         "",
         f"- command: `{command}`",
-        f"- code: {commit}; machine: {platform.machine()}, {threading.active_count()} threads "
-        f"at the end, {platform.python_version()}; date: {date.today()}",
+        f"- code: {commit}; machine: {platform.machine()}, {os.cpu_count()} CPU cores, Python "
+        f"{platform.python_version()}; date: {date.today()}",
         f"- model: a fixed {args.latency:g} s a call, calls in parallel (an API stands in); "
         f"{STEPS} draft steps, the steps as the answer; rag: {rag['seconds']:.1f} s, "
         f"{rag['calls']} call",

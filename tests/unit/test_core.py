@@ -119,6 +119,9 @@ def test_text_queries_cost_no_call() -> None:
     ("reply", "status", "revised"),
     [
         ("Do the first part of QX.", "unchanged", DRAFTS[0]),  # kept as drafted
+        ("KEEP", "unchanged", DRAFTS[0]),  # kept, in one word
+        ("keep.", "unchanged", DRAFTS[0]),
+        ("Keep the alpha tool at level 3.", "revised", "Keep the alpha tool at level 3."),
         ("STEP 1: Something else entirely.", "revised", "Something else entirely."),
         ("Revised step: Something else entirely.", "revised", "Something else entirely."),
         ("No word of it is in any document.", "revised", "No word of it is in any document."),

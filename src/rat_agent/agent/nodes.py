@@ -381,12 +381,17 @@ class RatNodes:
         return update
 
     def _revise(self, state: State, ctx: Context, step: Step) -> None:
-        """The paper's revision: the model's reply is the step. Only a reply with nothing in
-        it, or one the token limit cut short, keeps the draft."""
+        """The paper's revision: the model's reply is the step. A reply of KEEP keeps it as
+        drafted (a step that stands costs one word to say so, not the step written out
+        again); only a reply with nothing in it, or one the token limit cut short, keeps
+        the draft otherwise."""
         past = revised(state["steps"])
         reply = self.ask(
             ctx, "revise", self._revise_messages(state, ctx, step["revised"]), whole=True
         )
+        if parsing.keeps(reply):
+            step["status"] = "unchanged"
+            return
         text = parsing.pick_step(parsing.clean_reply(reply), len(past) + 1)
         if not parsing.says_something(text):
             step["note"] = f"the model's revision was empty or cut short; {KEPT}"

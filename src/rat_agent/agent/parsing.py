@@ -247,6 +247,11 @@ def head(step: str) -> str:
     return step.strip() if not says_something(first) or _FENCE_LINE.match(first) else first
 
 
+def keeps(reply: str) -> bool:
+    """Whether a revision says the step stands as drafted: KEEP alone, in any case."""
+    return re.fullmatch(r"\W*keep\W*", strip_thinking(reply).strip(), re.IGNORECASE) is not None
+
+
 def says_something(text: str) -> bool:
     """Whether a reply says anything at all (at least a few letters or digits)."""
     return sum(ch.isalnum() for ch in text) >= 3
