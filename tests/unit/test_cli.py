@@ -523,6 +523,15 @@ def test_eval_reports_progress_as_lines_when_stderr_is_not_a_terminal(
     report = (out / "t.md").read_text()
     assert "| method | plans | median steps | median reference steps |" in report
     assert report.splitlines()[-1].startswith("| cot | 2 | ")  # each plan against the planner's
+    # the file says what made it; plots only when asked for
+    assert [line.split(":")[0] for line in report.splitlines()[2:5]] == [
+        "- command",
+        "- code",
+        "- score",
+    ]
+    assert not list(out.glob("*.png"))
+    assert rat(*args, "--out", str(out), "--label", "t", "--plots") == 0
+    assert sorted(p.name for p in out.glob("*.png")) == ["t-cost.png", "t-score.png"]
 
 
 def test_eval_only_runs_those_tasks_under_the_whole_runs_keys(

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import platform
+import subprocess
 from contextlib import ExitStack
 from dataclasses import asdict
+from datetime import date
+from functools import partial
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
@@ -39,7 +44,7 @@ def add_command(sub: Any) -> None:
         "name; an installed domain's tasks by its own checker (minecraft: plans played in a "
         "simulator). Results are cached per task, method, model and settings: an "
         "interrupted run resumes, a re-run computes only what is missing. Writes a "
-        "JSON-lines file, a Markdown table and PNG plots.",
+        "JSON-lines file and a Markdown table (with --plots, PNG plots too).",
     )
     cmd.add_argument(
         "--benchmark",
@@ -145,6 +150,9 @@ def add_command(sub: Any) -> None:
     )
     cmd.add_argument(
         "--out", default="benchmarks/results", help="folder for the results file, table and plots"
+    )
+    cmd.add_argument(
+        "--plots", action="store_true", help="also draw PNG plots of score and cost per method"
     )
 
 
@@ -272,11 +280,14 @@ def eval_command(args: argparse.Namespace) -> int:
             f"- errors: {errors} runs raised and score 0 (`error` in the results file); "
             "`--retry-errors` runs them again\n"
         )
-    plots = plot(results, out / name, f"{bench.name}, {args.model}", score_name)
+    if args.plots:
+        plots = plot(results, out / name, f"{bench.name}, {args.model}", score_name)
+        notes += f"- plots: {', '.join(p.name for p in plots)}\n"
     (out / f"{name}.md").write_text(
         f"# {bench.title}, model {args.model}\n\n- command: `{command}`\n"
-        f"- score: {bench.scoring}; cost is the mean per run\n"
-        f"- plots: {', '.join(p.name for p in plots)}\n{notes}\n{markdown}\n"
+        f"- code: {code_version()}; machine: {platform.machine()}, {os.cpu_count()} CPU "
+        f"cores; date: {date.today()}\n"
+        f"- score: {bench.scoring}; cost is the mean per run\n{notes}\n{markdown}\n"
     )
     console().print(markdown)
     if errors:
@@ -284,6 +295,23 @@ def eval_command(args: argparse.Namespace) -> int:
     if args.keep_runs:
         err.print(f"runs kept: rat show KEY, with a run's key from {out / name}.jsonl")
     return 0
+
+
+def code_version() -> str:
+    """The commit of the code that ran (the package's own checkout, a worktree's too), with
+    "+changes" when its files differ from that commit; the package version outside git."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    here = Path(__file__).resolve().parents[2]
+    run = partial(subprocess.run, capture_output=True, text=True, cwd=here, check=False)
+    commit = run(["git", "rev-parse", "--short", "HEAD"]).stdout.strip()
+    if not commit:
+        try:
+            return f"rat-agent {version('rat-agent')}"
+        except PackageNotFoundError:
+            return "unknown"
+    changed = run(["git", "status", "--porcelain", "--", "."]).stdout.strip()
+    return commit + ("+changes" if changed else "")
 
 
 def _settings(items: list[str], flag: str = "--set") -> dict[str, Any]:
