@@ -7,13 +7,13 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --disable-pip-version-check -q -c constraints.txt
 QUESTION ?= How do I obtain a diamond pickaxe in Minecraft?
 
-.PHONY: install install-test install-serve serve serve-stop demo test test-fast lint bench clean
+.PHONY: install install-test install-serve serve serve-stop demo ui ui-build test test-fast lint bench clean
 
 $(PY):
 	python3 -m venv $(VENV)
 
 install: $(PY)
-	$(PIP) -e ".[local,eval]"
+	$(PIP) -e ".[local,eval,server]"
 
 # Aegra, the open Agent Protocol server behind `make serve`. aegra-api 0.11 declares
 # Python >= 3.12; it runs here on the project's 3.11 (see README, "Scaling out").
@@ -51,6 +51,14 @@ test-fast: install-test
 bench: install
 	$(PY) benchmarks/recall.py
 	$(PY) benchmarks/demo.py
+
+# The web page on a local server, at http://127.0.0.1:2024/ui/ (built into the package).
+ui: install
+	$(VENV)/bin/rat ui
+
+# Rebuild the page from ui/ (React and the LangGraph JS SDK, from the npm registry).
+ui-build:
+	cd ui && npm ci --no-audit --no-fund && npm run build
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

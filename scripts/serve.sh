@@ -38,7 +38,7 @@ BASE_PORT="${RAT_SERVE_PORT:-2026}"
 PY="${RAT_SERVE_PYTHON:-$ROOT/.venv/bin/python}"
 START_TIMEOUT_S="${RAT_SERVE_START_TIMEOUT:-120}"
 AUTH_PATH="rat_agent.serve.auth:auth"
-APP_PATH="rat_agent.serve.app:app"  # bounds on requests, and 4xx for what the database refuses
+APP_PATH="rat_agent.ui.served:app"  # bounds on requests, 4xx for what the database refuses; the page
 
 die() { echo "serve.sh: $*" >&2; exit 1; }
 log() { echo "serve.sh: $*" >&2; }

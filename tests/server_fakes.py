@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -32,6 +33,18 @@ TESTS = REPO / "tests"
 CONFIG = REPO / "langgraph.json"
 STEPS = 3
 MODEL = "server_fakes:question_model"
+# The browser of the page's tests: Debian's Chromium, started as the machine's probe starts
+# it (no sandbox as root, no calls home).
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 RETRIEVER = "fakes:make_retriever"
 # a chain-of-thought draft, so a run shows every node, the answer call included
 FAKE_CONTEXT = {"model": MODEL, "retriever": RETRIEVER, "k": 2, "draft": "cot"}
@@ -60,6 +73,12 @@ def question_model() -> ScriptedModel:
     """
 
     def respond(kind: str, messages: list[BaseMessage]) -> str:
+        if kind == "standalone":  # a chat's follow-up: it names the chat's first question
+            text = prompt_text(messages)
+            first = re.search(r"^User: (.*)$", text, re.M)
+            last = re.search(r"^Last question: (.*)$", text, re.M)
+            assert first and last, text
+            return f"{last.group(1)} (following: {first.group(1)})"
         if kind == "draft":
             steps = draft_for(question_of(messages))
             return "\n".join(f"STEP {n}: {step}" for n, step in enumerate(steps, 1))
@@ -115,7 +134,11 @@ def server_env(workdir: Path) -> dict[str, str]:
 
 @contextmanager
 def dev_server(
-    workdir: Path, *, jobs: int = 10, start_timeout: float = 60.0
+    workdir: Path,
+    *,
+    jobs: int = 10,
+    start_timeout: float = 60.0,
+    settings: dict[str, str] | None = None,
 ) -> Iterator[DevServer]:
     """`langgraph dev` on a free port, serving this repository's langgraph.json.
 
@@ -123,6 +146,7 @@ def dev_server(
     (`.langgraph_api/`), so a test's threads never mix with a developer's; a second server
     on the same `workdir` sees the first one's threads. `jobs` is how many runs execute at
     once (`--n-jobs-per-worker`; `langgraph dev` runs one at a time when it is not given).
+    `settings` are the server's own RAT_* settings (its runs' defaults).
     """
     workdir.mkdir(parents=True, exist_ok=True)
     port = free_port()
@@ -147,7 +171,7 @@ def dev_server(
         process = subprocess.Popen(
             command,
             cwd=workdir,
-            env=server_env(workdir),
+            env={**server_env(workdir), **(settings or {})},
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group

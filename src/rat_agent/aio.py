@@ -1,11 +1,17 @@
-"""Running async code from sync callers: one async core per I/O path, not two copies."""
+"""Running async code from sync callers, and one node body run either way: one core per
+I/O path, not two copies."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
+
+if TYPE_CHECKING:  # light: the CLI's help and the settings import this module
+    from langgraph._internal._runnable import RunnableCallable
+    from langgraph.runtime import Runtime
 
 T = TypeVar("T")
 
@@ -22,3 +28,67 @@ def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
         return asyncio.run(coroutine)
     with ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(asyncio.run, coroutine).result()
+
+
+@dataclass(frozen=True)
+class Wait(Generic[T]):
+    """What a node's body waits on: `sync` makes it from sync code; `async_` awaits it, and
+    without one `sync` runs in a thread (blocking work: an index, the embedder, a plug-in)."""
+
+    sync: Callable[[], T]
+    async_: Callable[[], Awaitable[T]] | None = None
+
+    async def wait(self) -> T:
+        if self.async_ is None:
+            return await asyncio.to_thread(self.sync)  # with the caller's context
+        return await self.async_()
+
+
+# A node's body: it yields each wait it needs and is sent the result (or thrown its error).
+Body = Generator[Wait[Any], Any, T]
+
+
+def run(body: Body[T]) -> T:
+    """The body's result, each wait made in turn: for `graph.invoke`."""
+    value: Any = None
+    error: Exception | None = None
+    while True:
+        try:
+            wait = body.throw(error) if error is not None else body.send(value)
+        except StopIteration as stop:
+            return cast(T, stop.value)
+        try:
+            value, error = wait.sync(), None
+        except Exception as exc:
+            value, error = None, exc
+
+
+async def arun(body: Body[T]) -> T:
+    """The body's result, each wait awaited: for `graph.ainvoke` and a server's event loop."""
+    value: Any = None
+    error: Exception | None = None
+    while True:
+        try:
+            wait = body.throw(error) if error is not None else body.send(value)
+        except StopIteration as stop:
+            return cast(T, stop.value)
+        try:
+            value, error = await wait.wait(), None
+        except Exception as exc:
+            value, error = None, exc
+
+
+def node(body: Callable[..., Body[Any]], name: str) -> RunnableCallable:
+    """A graph node from a body: run sync under `invoke`, awaited under `ainvoke`, so a run
+    on an async server holds no worker thread while it waits on a model or a source."""
+    # LangGraph's own node wrapper, what add_node makes of a function: it takes a sync and an
+    # async function and injects `runtime`; RunnableLambda would add a traced run per node.
+    from langgraph._internal._runnable import RunnableCallable
+
+    def sync(state: Any, runtime: Runtime[Any]) -> Any:
+        return run(body(state, runtime))
+
+    async def async_(state: Any, runtime: Runtime[Any]) -> Any:
+        return await arun(body(state, runtime))
+
+    return RunnableCallable(sync, async_, name=name, trace=False)

@@ -9,8 +9,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
 from rat_agent.agent.context import Context
-from rat_agent.agent.parsing import number_sources
-from rat_agent.agent.state import Step
+from rat_agent.agent.parsing import cited
 
 DESCRIPTION = (
     "Answer a question that needs a plan or several reasoning steps: drafts the steps, then "
@@ -53,13 +52,4 @@ def as_tool(
 
 
 def _as_text(result: dict[str, Any]) -> str:
-    steps: list[Step] = result.get("steps", [])
-    refs, cited = number_sources(steps)
-    lines = [str(result.get("answer", ""))]
-    lines += [
-        f"STEP {n} checked against {' '.join(f'[{i}]' for i in numbers)}"
-        for n, numbers in enumerate(refs, 1)
-        if numbers
-    ]
-    lines += [f"[{i}] {s['title']} ({s['source'] or s['title']})" for i, s in enumerate(cited, 1)]
-    return "\n".join(lines)
+    return cited(str(result.get("answer", "")), result.get("steps", []))

@@ -271,3 +271,31 @@ def test_one_users_stuck_runs_keep_no_one_else_waiting(served: Served) -> None:
         assert time.monotonic() - started < 30
 
     run(go())
+
+
+def test_the_page_asks_for_a_key_and_lists_only_that_users_runs(served: Served) -> None:
+    """The web page on a keyed server: it asks for the key, then lists the runs of the key's
+    user only (the server filters; the page shows what it is given)."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install 'rat-agent[dev]'")
+    from server_fakes import CHROMIUM, FLAGS
+
+    async def seed() -> None:
+        for user in ("alice", "bob"):
+            client = served.client(1, user)
+            await client.threads.create(metadata={"question": f"What is {user}'s plan?"})
+
+    run(seed())
+    expect = sync_api.expect
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        for user, other in (("alice", "bob"), ("bob", "alice")):
+            page = browser.new_page()
+            page.goto(f"{served.urls[1]}/ui/")
+            page.get_by_label("API key").fill(served.keys[user])
+            page.get_by_role("button", name="Use key").click()
+            runs = page.locator(".past li")
+            expect(runs.filter(has_text=f"What is {user}'s plan?")).to_have_count(1)
+            expect(runs.filter(has_text=f"What is {other}'s plan?")).to_have_count(0)
+            expect(page.get_by_label("API key")).to_have_count(0)
+            page.close()
+        browser.close()

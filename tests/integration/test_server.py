@@ -37,6 +37,7 @@ ALGORITHM = [
     ["draft_cot"],
     *[["to_query"], ["retrieve"], ["revise_step"], ["append_next"]] * STEPS,
     ["write_answer"],  # on a source other than the Minecraft corpus the answer is written
+    ["reply"],  # the answer as the chat's next message
     [],
 ]
 
@@ -69,8 +70,12 @@ def test_studio_gets_the_input_form_and_every_context_field(client: SyncLangGrap
     assert schemas["input_schema"] is not None, "Studio would show no input form"
     question = schemas["input_schema"]["properties"]["question"]
     assert question["type"] == "string" and question["description"]
-    assert schemas["input_schema"]["required"] == ["question"]
-    assert {"question", "answer", "steps"} <= set(schemas["output_schema"]["properties"])
+    # a question, or a chat client's messages: either alone is an input
+    assert schemas["input_schema"]["properties"]["messages"]["description"]
+    assert not schemas["input_schema"].get("required")
+    assert {"question", "answer", "steps", "messages"} <= set(
+        schemas["output_schema"]["properties"]
+    )
 
     context = schemas["context_schema"]["properties"]
     assert list(context) == [f.name for f in fields(Context)]
@@ -83,6 +88,39 @@ def test_studio_gets_the_input_form_and_every_context_field(client: SyncLangGrap
     assert context["model"]["type"] == context["retriever"]["type"] == "string"
     assert "local-tiny" in context["model"]["description"]
     assert "tavily" in context["retriever"]["description"]
+
+
+def test_a_chat_client_asks_a_follow_up_answered_with_the_first_turn(
+    client: SyncLangGraphClient,
+) -> None:
+    thread_id = client.threads.create()["thread_id"]
+    first = "How do I build a beacon?"
+    client.runs.wait(
+        thread_id,
+        "rat",
+        input={"messages": [{"role": "user", "content": first}]},
+        context=FAKE_CONTEXT,
+    )
+    follow_up = "And how do I light it?"
+    client.runs.wait(
+        thread_id,
+        "rat",
+        input={"messages": [{"role": "user", "content": follow_up}]},
+        context=FAKE_CONTEXT,
+    )
+    values = values_of(client, thread_id)
+    standalone = f"{follow_up} (following: {first})"
+    assert values["question"] == standalone
+    assert values["steps"][0]["draft"] == draft_for(standalone)[0]
+    messages = values["messages"]
+    assert [(m["type"], m["content"].split("\n")[0]) for m in messages] == [
+        ("human", first),
+        ("ai", f"answer to {first}"),
+        ("human", follow_up),
+        ("ai", f"answer to {standalone}"),
+    ]
+    sources = messages[-1]["additional_kwargs"]["sources"]
+    assert sources and "[1] " in messages[-1]["content"]
 
 
 def test_the_ingest_graph_fills_a_collection_the_rat_graph_searches(
@@ -141,10 +179,12 @@ def test_a_streamed_run_reports_each_step_and_keeps_its_history(
     updated = [next(iter(data)) for kind, data in events if kind == "updates"]
     assert updated == [step[0] for step in ALGORITHM[1:-1]]
     messages = [data for kind, data in events if kind == "messages"]
-    assert [meta["langgraph_node"] for _, meta in messages] == [
-        "draft_cot",
-        *["to_query", "revise_step"] * STEPS,
-        "write_answer",
+    assert [(meta["langgraph_node"], m["type"]) for m, meta in messages] == [
+        ("draft_cot", "ai"),
+        ("draft_cot", "human"),  # the question, as the chat's turn
+        *[("to_query", "ai"), ("revise_step", "ai")] * STEPS,
+        ("write_answer", "ai"),
+        ("reply", "ai"),  # the answer, as the chat's turn
     ]
     assert messages[0][0]["content"].startswith(f"STEP 1: {drafts[0]}")
 

@@ -39,8 +39,11 @@ def revised(result: dict[str, Any]) -> list[str]:
 def test_invoke_and_ainvoke_give_the_same_answer() -> None:
     result = graph().invoke(QUESTION, context=CONTEXT)
     assert revised(result) == FIXED
-    assert set(result) == {"question", "answer", "steps", "thoughts"}  # the output schema only
-    assert asyncio.run(graph().ainvoke(QUESTION, context=CONTEXT)) == result
+    assert set(result) == {"question", "answer", "steps", "thoughts", "messages"}  # the output only
+    awaited = asyncio.run(graph().ainvoke(QUESTION, context=CONTEXT))
+    turns = [(m.type, m.content) for m in result.pop("messages")]
+    assert [(m.type, m.content) for m in awaited.pop("messages")] == turns  # ids are new
+    assert awaited == result
 
 
 def test_batch_runs_questions_independently() -> None:
@@ -60,19 +63,25 @@ def test_stream_modes() -> None:
     )
     modes = [mode for mode, _ in chunks]
     updates = [next(iter(data)) for mode, data in chunks if mode == "updates"]
-    assert updates[:2] == ["draft_cot", "to_query"] and updates[-1] == "append_next"
+    assert updates[:2] == ["draft_cot", "to_query"] and updates[-2:] == ["append_next", "reply"]
     custom = [data for mode, data in chunks if mode == "custom" and data["event"] == "step"]
     assert [data["step"] for data in custom] == [1, 2, 3]
     assert custom[0]["event"] == "step" and custom[0]["of"] == 3
     assert custom[0]["sources"][0]["title"] == "Page 1"
-    # "messages": the model's output, tagged with the node that asked for it
+    # "messages": the model's output, tagged with the node that asked for it, and the chat's
+    # turns: the question (from draft_cot) and the answer (from reply)
     messages = [data for mode, data in chunks if mode == "messages"]
-    assert len(messages) == len(model.calls) == 7
-    assert {meta["langgraph_node"] for _, meta in messages} == {
+    replies = [
+        (m, meta) for m, meta in messages if m.type == "ai" and meta["langgraph_node"] != "reply"
+    ]
+    assert len(replies) == len(model.calls) == 7
+    assert {meta["langgraph_node"] for _, meta in replies} == {
         "draft_cot",
         "to_query",
         "revise_step",
     }
+    turns = [(m.type, meta["langgraph_node"]) for m, meta in messages if (m, meta) not in replies]
+    assert turns == [("human", "draft_cot"), ("ai", "reply")]
     values = [data for mode, data in chunks if mode == "values"]
     assert revised(values[-1]) == FIXED
     assert "checkpoints" not in modes  # no checkpointer: nothing to report

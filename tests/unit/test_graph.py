@@ -326,4 +326,6 @@ def test_studio_forms_come_from_the_schemas() -> None:
         "answer",
         "steps",
         "thoughts",
+        "messages",  # the chat's turns, for LangGraph's chat clients
     }
+    assert graph.get_input_jsonschema()["properties"]["messages"]["description"]

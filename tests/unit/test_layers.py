@@ -27,6 +27,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"agent"}),
     frozenset({"repair"}),  # the loop's extension: the core names it by import path
     frozenset({"tool", "timetravel"}),  # the graph as a LangChain tool; a run's checkpoints
+    frozenset({"ui"}),  # the web page, beside the server's API
     frozenset({"eval"}),
     frozenset({"cli"}),
 )

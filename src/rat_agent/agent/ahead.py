@@ -10,13 +10,15 @@ are those of the plain loop; a wrong guess costs the calls made ahead, never the
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import contextvars
 import hashlib
 import json
 import threading
+import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -34,17 +36,20 @@ def key_of(*parts: Any) -> str:
 
 
 class Ahead:
-    """The calls made ahead, by key, and the threads that make them."""
+    """The calls made ahead, by key, and the threads (or, under an event loop, the tasks)
+    that make them."""
 
     def __init__(self, workers: int = 16) -> None:
         self._pool = ThreadPoolExecutor(workers, thread_name_prefix="rat-ahead")
+        weakref.finalize(self, self._pool.shutdown, wait=False)  # its threads end with it
         self._made: OrderedDict[Hashable, Future[Any]] = OrderedDict()
         self._claimed: set[Hashable] = set()  # made ahead and already taken by the loop
+        self._tasks: set[asyncio.Task[None]] = set()  # held, as the loop keeps weak ones
         self._lock = threading.Lock()
 
     def launch(self, work: Callable[[], object]) -> None:
-        """Run `work` in the background, its calls kept for the loop; with the caller's
-        context, so its model calls reach the run's callbacks (stats, traces)."""
+        """Run `work` in a thread, its calls kept for the loop; with the caller's context,
+        so its model calls reach the run's callbacks (stats, traces)."""
         context = contextvars.copy_context()
 
         def run() -> None:
@@ -55,38 +60,80 @@ class Ahead:
 
         self._pool.submit(run)
 
-    def call(self, key: Hashable, make: Callable[[], T]) -> T:
-        """The result of `make()`. In the loop: the call made ahead under `key`, once,
-        waited for if still running (made again if it failed); else `make()`. Ahead: made
-        and kept, or the one already made or making under `key`."""
-        ahead = _ahead.get()
-        mine = False
+    def alaunch(self, work: Callable[[], Awaitable[object]]) -> None:
+        """`launch` on the running event loop: a task (which copies the caller's context)."""
+
+        async def run() -> None:
+            _ahead.set(True)
+            with contextlib.suppress(Exception):
+                await work()
+
+        task = asyncio.get_running_loop().create_task(run())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _take(self, key: Hashable) -> tuple[Future[Any] | None, bool]:
+        """The call made ahead under `key` for this caller, and whether the caller makes it.
+        In the loop: a call made ahead, once (a retry makes its own). Ahead: the one made or
+        making, else a new one this caller makes."""
         with self._lock:
             made = self._made.get(key)
-            if ahead and made is None:
+            if _ahead.get() and made is None:
                 made = self._made[key] = Future()
-                mine = True
                 while len(self._made) > KEPT:
                     self._claimed.discard(self._made.popitem(last=False)[0])
-            elif not ahead and made is not None:
+                return made, True
+            if not _ahead.get() and made is not None:
                 if key in self._claimed:
-                    made = None  # the loop asks again (a retry): a call of its own
-                else:
-                    self._claimed.add(key)
+                    return None, False
+                self._claimed.add(key)
+            return made, False
+
+    def call(self, key: Hashable, make: Callable[[], T]) -> T:
+        """The result of `make()`, or of the call made ahead under `key` (waited for if still
+        running, made again if it failed)."""
+        made, mine = self._take(key)
         if made is None:
             return make()
         if not mine:
             try:
                 value: T = made.result()
             except Exception:
-                if ahead:
+                if _ahead.get():
                     raise
                 return make()
             return value
         try:
             value = make()
         except BaseException as exc:
-            made.set_exception(exc)
+            made.set_exception(_failed(exc))
             raise
         made.set_result(value)
         return value
+
+    async def acall(self, key: Hashable, make: Callable[[], Awaitable[T]]) -> T:
+        """`call`, awaited."""
+        made, mine = self._take(key)
+        if made is None:
+            return await make()
+        if not mine:
+            try:
+                value: T = await asyncio.wrap_future(made)
+            except Exception:
+                if _ahead.get():
+                    raise
+                return await make()
+            return value
+        try:
+            value = await make()
+        except BaseException as exc:
+            made.set_exception(_failed(exc))
+            raise
+        made.set_result(value)
+        return value
+
+
+def _failed(exc: BaseException) -> Exception:
+    """What a waiter on a failed call ahead sees: a cancelled one as an error, which the
+    loop answers by making its own call."""
+    return exc if isinstance(exc, Exception) else RuntimeError(f"call ahead ended: {exc!r}")

@@ -20,8 +20,8 @@ from rat_agent.agent.context import Context
 from rat_agent.agent.nodes import (
     RatNodes,
     as_dict,
-    check_sources,
     context_of,
+    new_turn,
     question_of,
     settings_of,
     source_of,
@@ -29,35 +29,33 @@ from rat_agent.agent.nodes import (
 )
 from rat_agent.agent.remember import recall
 from rat_agent.agent.state import ANSWER_ONCE, State, Step
+from rat_agent.aio import Body
 from rat_agent.errors import RetrievalError, UnusableReply
 
 log = logging.getLogger(__name__)
 
 
-def direct(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+def direct(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> Body[dict[str, Any]]:
     """DIRECT: one call, the answer only."""
-    ctx = nodes.resolve(context_of(runtime))
-    check_sources(nodes, ctx)
-    question = question_of(state)
+    ctx = yield nodes.start(runtime)
+    question, chat = yield from nodes.task(state, ctx)
     messages = prompts.direct_messages(ctx.system_prompt, question)
-    answer = parsing.strip_thinking(nodes.ask(ctx, "direct", messages)).strip()
+    answer = parsing.strip_thinking((yield nodes.asking(ctx, "direct", messages))).strip()
     if not answer:
         raise UnusableReply("the model returned an empty answer")
-    return start_run(question, ctx, answer=answer)
+    return start_run(question, ctx, **chat, answer=answer)
 
 
-def retrieve_once(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+def retrieve_once(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> Body[dict[str, Any]]:
     """RAG: one retrieval with the task as the query. Failures are retried by the same
     policy as rat's `retrieve`."""
-    ctx = nodes.resolve(context_of(runtime))
-    check_sources(nodes, ctx)
-    question = question_of(state)
-    found = nodes.passages(ctx, nodes.search(ctx, question), [question])
-    thoughts, problem = recall(ctx, question)
+    ctx = yield nodes.start(runtime)
+    question, chat = yield from nodes.task(state, ctx)
+    documents, _, problem = yield nodes.found(ctx, question, [question])
     return {
-        **start_run(question, ctx),
+        **start_run(question, ctx, **chat),
         "query": question,
-        "documents": [*found.documents, *map(as_dict, thoughts)],
+        "documents": documents,
         "retrieval_error": problem,
     }
 
@@ -73,7 +71,7 @@ def retrieve_once_failed(state: State, runtime: Runtime[Context], error: NodeErr
     thoughts, _ = recall(ctx, question)
     return Command(
         update={
-            **start_run(question, ctx),
+            **start_run(question, ctx, **new_turn(state, question)),
             "query": question,
             "documents": [as_dict(d) for d in thoughts],
             "retrieval_error": f"retrieval failed: {error.error}",
@@ -82,12 +80,12 @@ def retrieve_once_failed(state: State, runtime: Runtime[Context], error: NodeErr
     )
 
 
-def answer_once(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+def answer_once(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> Body[dict[str, Any]]:
     """RAG answers from its documents, as DIRECT answers without them."""
     ctx = settings_of(state, runtime)
     documents = state.get("documents", [])
     messages = prompts.rag_messages(ctx.system_prompt, state["question"], documents)
-    answer = parsing.strip_thinking(nodes.ask(ctx, "rag", messages)).strip()
+    answer = parsing.strip_thinking((yield nodes.asking(ctx, "rag", messages))).strip()
     if not parsing.says_something(answer):
         raise UnusableReply("the model returned an empty answer")
     step: Step = {

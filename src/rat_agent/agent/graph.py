@@ -8,6 +8,7 @@
         revise_step                T*i <- p(.|I, T*1..i-1, Ti, Ri)
         append_next                i   <- i + 1
     write_answer                   output "answer": the response, from T*1..n
+    reply                          the answer as the chat's next message, sources cited
     remember                       memory=true: thoughts <- p(.|I, T*, answer)
 
 n draft steps cost 1 + 2n model calls (n with query_mode "text"), and one more for the
@@ -36,7 +37,7 @@ from langgraph.types import RetryPolicy
 
 from rat_agent.agent.baselines import answer_once, direct, retrieve_once, retrieve_once_failed
 from rat_agent.agent.context import Context
-from rat_agent.agent.nodes import RatNodes, context_of, has_next_step, settings_of
+from rat_agent.agent.nodes import RatNodes, context_of, has_next_step, reply, settings_of
 from rat_agent.agent.react import react
 from rat_agent.agent.remember import remember
 from rat_agent.agent.state import (
@@ -46,6 +47,7 @@ from rat_agent.agent.state import (
     DRAFT_COT,
     REACT,
     REMEMBER,
+    REPLY,
     RETRIEVE,
     RETRIEVE_ONCE,
     REVIEW_DRAFT,
@@ -56,6 +58,7 @@ from rat_agent.agent.state import (
     OutputState,
     State,
 )
+from rat_agent.aio import node
 from rat_agent.errors import (
     ModelError,
     RequestRejected,
@@ -85,8 +88,8 @@ RETRIEVAL_RETRY = RetryPolicy(max_attempts=3, initial_interval=0.5, retry_on=_re
 
 
 # What each router may return: LangGraph reads its edges from these, and mypy checks them.
-AfterAnswer = Literal["remember", "__end__"]
-AfterSteps = Literal["write_answer", AfterAnswer]
+AfterReply = Literal["remember", "__end__"]
+AfterSteps = Literal["write_answer", "reply"]
 AfterStep = Literal["to_query", AfterSteps]
 AfterDraft = Literal["review_draft", "to_query", AfterSteps]
 Start = Literal["direct", "retrieve_once", "draft_cot", "react"]
@@ -121,10 +124,10 @@ def after_steps(state: State, runtime: Runtime[Context]) -> AfterSteps:
     the response from them (`output`, resolved when the run starts)."""
     if settings_of(state, runtime).output == "answer":
         return WRITE_ANSWER
-    return after_answer(state, runtime)
+    return REPLY
 
 
-def after_answer(state: State, runtime: Runtime[Context]) -> AfterAnswer:
+def after_reply(state: State, runtime: Runtime[Context]) -> AfterReply:
     """With memory on, the finished run's conclusions become thoughts."""
     return REMEMBER if settings_of(state, runtime).memory else "__end__"
 
@@ -146,28 +149,31 @@ def build_graph(
     builder = StateGraph(
         State, context_schema=Context, input_schema=InputState, output_schema=OutputState
     )
-    builder.add_node(DRAFT_COT, nodes.draft_cot, retry_policy=MODEL_RETRY)
+    builder.add_node(DRAFT_COT, node(nodes.draft_cot, DRAFT_COT), retry_policy=MODEL_RETRY)
     builder.add_node(REVIEW_DRAFT, nodes.review_draft)
-    builder.add_node(TO_QUERY, nodes.to_query, retry_policy=MODEL_RETRY)
+    builder.add_node(TO_QUERY, node(nodes.to_query, TO_QUERY), retry_policy=MODEL_RETRY)
     builder.add_node(
         RETRIEVE,
-        nodes.retrieve,
+        node(nodes.retrieve, RETRIEVE),
         retry_policy=retrieval_retry,
         error_handler=nodes.retrieval_failed,
     )
-    builder.add_node(REVISE_STEP, nodes.revise_step, retry_policy=MODEL_RETRY)
+    builder.add_node(REVISE_STEP, node(nodes.revise_step, REVISE_STEP), retry_policy=MODEL_RETRY)
     builder.add_node(APPEND_NEXT, nodes.append_next)
-    builder.add_node(WRITE_ANSWER, nodes.write_answer, retry_policy=MODEL_RETRY)
-    builder.add_node(REMEMBER, partial(remember, nodes))
+    builder.add_node(WRITE_ANSWER, node(nodes.write_answer, WRITE_ANSWER), retry_policy=MODEL_RETRY)
+    builder.add_node(REPLY, reply)
+    builder.add_node(REMEMBER, node(partial(remember, nodes), REMEMBER))
     # the baselines, sharing the model, retriever and budgets
-    builder.add_node(DIRECT, partial(direct, nodes), retry_policy=MODEL_RETRY)
+    builder.add_node(DIRECT, node(partial(direct, nodes), DIRECT), retry_policy=MODEL_RETRY)
     builder.add_node(
         RETRIEVE_ONCE,
-        partial(retrieve_once, nodes),
+        node(partial(retrieve_once, nodes), RETRIEVE_ONCE),
         retry_policy=retrieval_retry,
         error_handler=retrieve_once_failed,
     )
-    builder.add_node(ANSWER_ONCE, partial(answer_once, nodes), retry_policy=MODEL_RETRY)
+    builder.add_node(
+        ANSWER_ONCE, node(partial(answer_once, nodes), ANSWER_ONCE), retry_policy=MODEL_RETRY
+    )
     builder.add_node(REACT, partial(react, nodes), retry_policy=MODEL_RETRY)
 
     builder.add_conditional_edges(START, route_start)
@@ -177,12 +183,11 @@ def build_graph(
     builder.add_edge(RETRIEVE, REVISE_STEP)
     builder.add_edge(REVISE_STEP, APPEND_NEXT)
     builder.add_conditional_edges(APPEND_NEXT, after_step, _targets(AfterStep))
-    builder.add_conditional_edges(WRITE_ANSWER, after_answer, _targets(AfterAnswer))
-    builder.add_edge(REMEMBER, END)
-    builder.add_edge(DIRECT, END)
     builder.add_edge(RETRIEVE_ONCE, ANSWER_ONCE)
-    builder.add_conditional_edges(ANSWER_ONCE, after_answer, _targets(AfterAnswer))
-    builder.add_conditional_edges(REACT, after_answer, _targets(AfterAnswer))
+    for last in (WRITE_ANSWER, DIRECT, ANSWER_ONCE, REACT):
+        builder.add_edge(last, REPLY)
+    builder.add_conditional_edges(REPLY, after_reply, _targets(AfterReply))
+    builder.add_edge(REMEMBER, END)
     return builder.compile(checkpointer=checkpointer, name="rat")
 
 

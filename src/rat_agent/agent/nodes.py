@@ -6,19 +6,25 @@ a later draft step. The model's revision is the step; a reply that is empty or c
 keeps the draft, and the step says so. Every node returns a small update, so a checkpoint
 after each one holds all finished work. A plan repair extension (extension.py), where the
 source switches one on, is asked at four fixed points; with none, this is the paper's loop.
+
+Each node is a body that yields what it waits on (`aio.Wait`): `invoke` makes each wait in
+turn, `ainvoke` awaits the model and the source, so a served run holds no thread while it
+waits. A plug-in's hooks are sync, and run in a thread when awaited.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, replace
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.retrievers import BaseRetriever
 from langgraph.config import get_stream_writer
 from langgraph.errors import NodeError
@@ -38,9 +44,10 @@ from rat_agent.agent.extension import (
 )
 from rat_agent.agent.remember import check_memory, recall
 from rat_agent.agent.state import REVISE_STEP, Source, SourceKind, State, Step
+from rat_agent.aio import Body, Wait, arun, run
 from rat_agent.errors import ConfigError, RatError, RetrievalError, UnusableReply
 from rat_agent.limits import check_question
-from rat_agent.providers.call import Call, ask
+from rat_agent.providers.call import Call, aask, ask
 from rat_agent.providers.profiles import PAPER, profile_of
 from rat_agent.retrieval import check_retriever, get_retriever
 from rat_agent.retrieval.settings import EVIDENCE_KEY, EVIDENCE_TOKENS, PENALTY_KEY
@@ -55,6 +62,8 @@ log = logging.getLogger(__name__)
 SNIPPET_CHARS = 240
 TEXT_CHARS = 2000  # a source keeps this much of what the step was shown
 KEPT = "the draft was kept"
+# R_i as a revision is shown it: documents and thoughts, the best passage's match, a problem
+Found = tuple[list[dict[str, str]], float | None, str]
 
 
 def context_of(runtime: Runtime[Context] | None) -> Context:
@@ -116,15 +125,40 @@ class RatNodes:
         """One model call, tagged "rat:<call>"; with `schema`, the server enforces that JSON;
         with `whole`, a reply cut at the token limit is returned empty. A call made ahead
         with the same prompt and settings answers it (ahead.py)."""
-        key = key_of(
-            call,
-            [ctx.model, ctx.temperature, ctx.max_tokens, id(self.llm)],
-            [(m.type, m.content) for m in messages],
-            schema,
-            whole,
-            current_user(),
-        )
+        key = self._key(ctx, call, messages, schema, whole)
         return self.ahead.call(key, lambda: ask(self.model(ctx), call, messages, schema, whole))
+
+    def asking(
+        self,
+        ctx: Context,
+        call: Call | str,
+        messages: list[BaseMessage],
+        schema: dict[str, Any] | None = None,
+        whole: bool = False,
+    ) -> Wait[str]:
+        """`ask` as a node's body waits on it: under an event loop, the model is awaited."""
+        key = self._key(ctx, call, messages, schema, whole)
+
+        async def make() -> str:
+            model = await asyncio.to_thread(self.model, ctx)  # a local model may start
+            return await aask(model, call, messages, schema, whole)
+
+        return Wait(
+            partial(self.ask, ctx, call, messages, schema, whole),
+            lambda: self.ahead.acall(key, make),
+        )
+
+    def _key(
+        self,
+        ctx: Context,
+        call: Call | str,
+        messages: list[BaseMessage],
+        schema: dict[str, Any] | None,
+        whole: bool,
+    ) -> str:
+        settings = [ctx.model, ctx.temperature, ctx.max_tokens, id(self.llm)]
+        prompt = [(m.type, m.content) for m in messages]
+        return key_of(call, settings, prompt, schema, whole, current_user())
 
     def constrained(self, ctx: Context) -> bool:
         """Whether the model's server enforces a JSON schema on a reply (its profile)."""
@@ -179,33 +213,36 @@ class RatNodes:
 
     # --- Algorithm 1 -----------------------------------------------------------------
 
-    def draft_cot(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-        """T = p(.|I): a zero-shot, step-by-step draft, split into at most max_steps steps."""
-        ctx = self.resolve(context_of(runtime))
-        check_sources(self, ctx)
+    def start(self, runtime: Runtime[Context]) -> Wait[Context]:
+        """The run's settings resolved, its sources checked: building a source may block."""
+        return Wait(lambda: check_sources(self, self.resolve(context_of(runtime))))
+
+    def task(self, state: State, ctx: Context) -> Body[tuple[str, dict[str, Any]]]:
+        """The run's question, and what it adds to the chat: a `question` input becomes
+        the chat's next message; a chat's follow-up is rewritten to stand alone (one call),
+        so every method, search and prompt after it reads one question."""
         question = question_of(state)
+        turns = turns_of(state)
+        if (added := new_turn(state, question)) or not turns:
+            return question, added
+        prompt = prompts.standalone_messages(ctx.system_prompt, turns, question)
+        rewritten = parsing.clean_query((yield self.asking(ctx, "standalone", prompt)))
+        return check_question(rewritten) if rewritten else question, {}
+
+    def draft_cot(self, state: State, runtime: Runtime[Context]) -> Body[dict[str, Any]]:
+        """T = p(.|I): a zero-shot, step-by-step draft, split into at most max_steps steps."""
+        ctx = yield self.start(runtime)
+        question, chat = yield from self.task(state, ctx)
         origin = ["the model's chain of thought"]
-
-        def write() -> list[str]:
-            passages = None
-            if ctx.draft == "sourced":
-                passages = self._task_passages(ctx, question)
-                origin[0] = f"a chain of thought written from {len(passages)} passages"
-            messages = prompts.draft_messages(
-                ctx.system_prompt, ctx.draft_prompt, question, ctx.max_steps, passages
-            )
-            steps = parsing.drop_repeats(parsing.split_steps(self.ask(ctx, "draft", messages)))
-            drafts = parsing.merge_tail(
-                [s for s in steps if parsing.says_something(s)], ctx.max_steps
-            )
-            if not drafts:
-                raise UnusableReply(
-                    "the model returned an empty draft; try again or use another model"
-                )
-            return drafts
-
         repair = self.repair(ctx)
-        drafted = repair.draft(self, ctx, question, write) if repair else Drafted(write())
+        if repair:
+
+            def write() -> list[str]:  # the plug-in's hooks are sync: in a thread when awaited
+                return run(self._write(ctx, question, origin))
+
+            drafted = yield Wait(lambda: repair.draft(self, ctx, question, write))
+        else:
+            drafted = Drafted((yield from self._write(ctx, question, origin)))
         runtime.stream_writer(
             {"event": "draft", "drafts": drafted.drafts, "reviewed": False, "from": origin[0]}
         )
@@ -214,6 +251,7 @@ class RatNodes:
         return start_run(
             question,
             ctx,
+            **chat,
             drafts=drafted.drafts,
             goal=drafted.goal,
             meta=list(drafted.meta),
@@ -221,6 +259,22 @@ class RatNodes:
             answer=answer,
             draft_from=origin[0],
         )
+
+    def _write(self, ctx: Context, question: str, origin: list[str]) -> Body[list[str]]:
+        passages = None
+        if ctx.draft == "sourced":
+            passages = yield Wait(lambda: self._task_passages(ctx, question))
+            origin[0] = f"a chain of thought written from {len(passages)} passages"
+        messages = prompts.draft_messages(
+            ctx.system_prompt, ctx.draft_prompt, question, ctx.max_steps, passages
+        )
+        steps = parsing.drop_repeats(
+            parsing.split_steps((yield self.asking(ctx, "draft", messages)))
+        )
+        drafts = parsing.merge_tail([s for s in steps if parsing.says_something(s)], ctx.max_steps)
+        if not drafts:
+            raise UnusableReply("the model returned an empty draft; try again or use another model")
+        return drafts
 
     def review_draft(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """With review_draft on: pause with the draft steps until a person edits or accepts them.
@@ -244,11 +298,11 @@ class RatNodes:
         runtime.stream_writer({"event": "draft", "drafts": shown, "reviewed": True, "from": origin})
         return {} if drafts is None else {"drafts": drafts, "meta": [], "draft_from": origin}
 
-    def to_query(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    def to_query(self, state: State, runtime: Runtime[Context]) -> Body[dict[str, Any]]:
         """Q_i = ToQuery(I, T*_1..i-1, T_i); the steps after it start ahead (`speculate`)."""
         ctx = settings_of(state, runtime)
-        self._look_ahead(state, ctx)
-        query = self._query(state, ctx)
+        yield self._look_ahead(state, ctx)
+        query = yield from self._query(state, ctx)
         i = state["index"]
         runtime.stream_writer(
             {
@@ -261,7 +315,7 @@ class RatNodes:
         )
         return {"query": query}
 
-    def _query(self, state: State, ctx: Context) -> str:
+    def _query(self, state: State, ctx: Context) -> Body[str]:
         """The query for the current step; "" for a step dropped unchecked."""
         lookup = self._lookup(state, ctx)
         if lookup.skip:
@@ -275,9 +329,11 @@ class RatNodes:
             ctx.system_prompt, ctx.query_prompt, state["question"], revised(state["steps"]), draft
         )
         # a reply with no query in it falls back to the step's own text
-        return parsing.clean_query(self.ask(ctx, "query", messages)) or parsing.head(draft)
+        return parsing.clean_query((yield self.asking(ctx, "query", messages))) or parsing.head(
+            draft
+        )
 
-    def retrieve(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    def retrieve(self, state: State, runtime: Runtime[Context]) -> Body[dict[str, Any]]:
         """R_i = top-k documents for Q_i, cut to the passages closest to Q_i and T_i, and
         with memory on, the thoughts of earlier runs closest to Q_i. Failures are retried
         by the node's retry policy."""
@@ -291,37 +347,50 @@ class RatNodes:
             _sources_event(state, titles, "")
             return {"documents": [], "support": None, "retrieval_error": ""}
         draft = lookup.target or state["drafts"][state["index"]]
-        documents, support, problem = self._documents(ctx, state["query"], draft)
+        query = state["query"]
+        documents, support, problem = yield self.found(ctx, query, [query, parsing.head(draft)])
         _sources_event(state, documents, problem)
         return {"documents": documents, "support": support, "retrieval_error": problem}
 
-    def _documents(
-        self, ctx: Context, query: str, draft: str
-    ) -> tuple[list[dict[str, str]], float | None, str]:
-        """R_i: the passages of the top-k documents closest to the query and the step, the
-        thoughts of earlier runs (memory on), how well the best passage matches, and what
-        went wrong with the memory."""
-        found = self.passages(ctx, self.search(ctx, query), [query, parsing.head(draft)])
-        thoughts, problem = recall(ctx, query)
-        return [*found.documents, *map(as_dict, thoughts)], found.support, problem
+    def found(self, ctx: Context, query: str, targets: list[str]) -> Wait[Found]:
+        """R_i: the passages of the top-k documents closest to `targets`, the thoughts of
+        earlier runs (memory on), how well the best passage matches, and what went wrong
+        with the memory. Under an event loop the source and the memory are read at once."""
+        source = [id(self.retriever), ctx.retriever, ctx.collection, ctx.k]
+        memory = [ctx.memory, ctx.memory_collection, current_user()]
+        key = key_of("found", source, memory, query, targets)
+
+        def make() -> Found:
+            found = self.passages(ctx, self.search(ctx, query), targets)
+            thoughts, problem = recall(ctx, query)
+            return [*found.documents, *map(as_dict, thoughts)], found.support, problem
+
+        async def amake() -> Found:
+            documents, (thoughts, problem) = await asyncio.gather(
+                self.asearch(ctx, query), asyncio.to_thread(recall, ctx, query)
+            )
+            found = await asyncio.to_thread(self.passages, ctx, documents, targets)
+            return [*found.documents, *map(as_dict, thoughts)], found.support, problem
+
+        return Wait(partial(self.ahead.call, key, make), partial(self.ahead.acall, key, amake))
 
     def search(self, ctx: Context, query: str) -> list[dict[str, str]]:
         """The knowledge source's top-k documents for a query, any failure typed; only for
         a user who still holds a key (see `model`)."""
+        retriever = self.source(ctx)
+        with typed_search():
+            return [as_dict(d) for d in retriever.invoke(query)[: ctx.k]]
+
+    async def asearch(self, ctx: Context, query: str) -> list[dict[str, str]]:
+        """`search`, awaited."""
+        retriever = await asyncio.to_thread(self.source, ctx)
+        with typed_search():
+            return [as_dict(d) for d in (await retriever.ainvoke(query))[: ctx.k]]
+
+    def source(self, ctx: Context) -> BaseRetriever:
+        """The run's retriever, for a user who still holds a key."""
         check_user(current_user())
-        retriever = self.retriever or get_retriever(ctx)
-
-        def search() -> list[dict[str, str]]:
-            try:
-                docs = retriever.invoke(query)[: ctx.k]
-            except RatError:
-                raise
-            except Exception as exc:  # any source's error becomes one typed, retryable error
-                raise RetrievalError(f"{type(exc).__name__}: {exc}") from exc
-            return [as_dict(d) for d in docs]
-
-        key = key_of("search", id(retriever), ctx.k, query, current_user())
-        return self.ahead.call(key, search)
+        return self.retriever or get_retriever(ctx)
 
     @staticmethod
     def retrieval_failed(state: State, error: NodeError) -> Command[str]:
@@ -336,7 +405,7 @@ class RatNodes:
         _sources_event(state, [], problem)
         return Command(update={"documents": [], "retrieval_error": problem}, goto=REVISE_STEP)
 
-    def revise_step(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    def revise_step(self, state: State, runtime: Runtime[Context]) -> Body[dict[str, Any]]:
         """T*_i = p(.|I, T*_1..i-1, T_i, R_i); the revision replaces the draft step.
 
         A plan repair extension may instead drop the step, or insert the steps it needs
@@ -357,12 +426,13 @@ class RatNodes:
         }
         repair = self.repair(ctx)
         if repair is not None:
-            if (insert := repair.revise(self, state, runtime, step, steps, lookup)) is not None:
-                return insert
+            insert = yield Wait(lambda: repair.revise(self, state, runtime, step, steps, lookup))
+            if insert is not None:
+                return cast(dict[str, Any], insert)
         elif not documents:
             step["note"] = f"{step['note'] or 'no documents retrieved'}; {KEPT}"
         else:
-            self._revise(state, ctx, step)
+            yield from self._revise(state, ctx, step)
         new_steps = [*steps, step]
         runtime.stream_writer(
             {
@@ -377,18 +447,17 @@ class RatNodes:
         )
         update = {"steps": new_steps, "answer": parsing.format_steps(revised(new_steps))}
         if repair is not None and i + 1 == len(state["drafts"]):  # the last step
-            update |= repair.finish(state, runtime, new_steps)
+            update |= yield Wait(lambda: repair.finish(state, runtime, new_steps))
         return update
 
-    def _revise(self, state: State, ctx: Context, step: Step) -> None:
+    def _revise(self, state: State, ctx: Context, step: Step) -> Body[None]:
         """The paper's revision: the model's reply is the step. A reply of KEEP keeps it as
         drafted (a step that stands costs one word to say so, not the step written out
         again); only a reply with nothing in it, or one the token limit cut short, keeps
         the draft otherwise."""
         past = revised(state["steps"])
-        reply = self.ask(
-            ctx, "revise", self._revise_messages(state, ctx, step["revised"]), whole=True
-        )
+        messages = self._revise_messages(state, ctx, step["revised"])
+        reply = yield self.asking(ctx, "revise", messages, whole=True)
         if parsing.keeps(reply):
             step["status"] = "unchanged"
             return
@@ -409,21 +478,31 @@ class RatNodes:
             state.get("documents", []),
         )
 
-    def _look_ahead(self, state: State, ctx: Context) -> None:
+    def _look_ahead(self, state: State, ctx: Context) -> Wait[None]:
         """Start steps i+1..i+d (d: `speculate`) as the loop would check them if the
         steps from i on stayed as drafted; the paper's loop only (plan repair changes the
         steps ahead)."""
-        if ctx.speculate <= 0 or ctx.method != "rat" or self.repair(ctx) is not None:
-            return
-        i, drafts = state["index"], list(state["drafts"])
-        done = revised(state["steps"])
-        for j in range(i + 1, min(len(drafts), i + 1 + ctx.speculate)):
-            past = [*done, *drafts[i:j]]
-            self.ahead.launch(partial(self._step_ahead, ctx, state["question"], drafts, j, past))
+        bodies: list[Callable[[], Body[None]]] = []
+        if ctx.speculate > 0 and ctx.method == "rat" and self.repair(ctx) is None:
+            i, drafts = state["index"], list(state["drafts"])
+            done = revised(state["steps"])
+            for j in range(i + 1, min(len(drafts), i + 1 + ctx.speculate)):
+                past = [*done, *drafts[i:j]]
+                bodies.append(partial(self._step_ahead, ctx, state["question"], drafts, j, past))
+
+        def launch() -> None:
+            for body in bodies:
+                self.ahead.launch(partial(_run_new, body))
+
+        async def alaunch() -> None:
+            for body in bodies:
+                self.ahead.alaunch(partial(_arun_new, body))
+
+        return Wait(launch, alaunch)
 
     def _step_ahead(
         self, ctx: Context, question: str, drafts: list[str], j: int, past: list[str]
-    ) -> None:
+    ) -> Body[None]:
         """Step j's query, retrieval and revision, with `past` as its revised steps: the
         calls the loop will claim if it gets there with that past."""
         steps = [_guessed(text) for text in past]
@@ -434,13 +513,13 @@ class RatNodes:
             "index": j,
             "steps": steps,
         }
-        query = self._query(ahead, ctx)
+        query = yield from self._query(ahead, ctx)
         if not query:
             return
-        documents, _, _ = self._documents(ctx, query, drafts[j])
+        documents, _, _ = yield self.found(ctx, query, [query, parsing.head(drafts[j])])
         if documents:
             messages = self._revise_messages({**ahead, "documents": documents}, ctx, drafts[j])
-            self.ask(ctx, "revise", messages, whole=True)
+            yield self.asking(ctx, "revise", messages, whole=True)
 
     def append_next(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """Move to T_i+1; the per-step scratch fields are cleared.
@@ -456,7 +535,7 @@ class RatNodes:
             "retrieval_error": "",
         }
 
-    def write_answer(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    def write_answer(self, state: State, runtime: Runtime[Context]) -> Body[dict[str, Any]]:
         """Output "answer": the response, written from the revised steps (method cot: from
         its unchecked draft)."""
         ctx = settings_of(state, runtime)
@@ -468,7 +547,7 @@ class RatNodes:
             steps,
             checked=bool(state["steps"]),
         )
-        answer = parsing.strip_thinking(self.ask(ctx, "answer", messages)).strip()
+        answer = parsing.strip_thinking((yield self.asking(ctx, "answer", messages))).strip()
         runtime.stream_writer({"event": "answer"})
         return {"answer": answer or parsing.format_steps(steps)}
 
@@ -483,7 +562,7 @@ class RatNodes:
         return self.passages(ctx, found, [question]).documents
 
 
-def check_sources(nodes: RatNodes, ctx: Context) -> None:
+def check_sources(nodes: RatNodes, ctx: Context) -> Context:
     """Fail fast on bad retriever or memory settings, before any model call is spent.
 
     Methods that never retrieve (direct, cot) check only the retriever's name: building it
@@ -492,6 +571,18 @@ def check_sources(nodes: RatNodes, ctx: Context) -> None:
         check_retriever(ctx, build=ctx.retrieves())
     if ctx.memory:
         check_memory(ctx)
+    return ctx
+
+
+@contextmanager
+def typed_search() -> Iterator[None]:
+    """Any source's error as one typed, retryable error; the project's own pass through."""
+    try:
+        yield
+    except RatError:
+        raise
+    except Exception as exc:
+        raise RetrievalError(f"{type(exc).__name__}: {exc}") from exc
 
 
 def _sources_event(state: State, documents: Sequence[dict[str, str]], problem: str) -> None:
@@ -522,11 +613,39 @@ def start_run(question: str, ctx: Context, **values: Any) -> dict[str, Any]:
 
 
 def question_of(state: State) -> str:
-    """The run's task; an empty one is bad input, not a model error."""
-    question = (state.get("question") or "").strip()
+    """The run's task: a chat client's last message if it is the user's (not yet answered),
+    else the `question` input; an empty one is bad input, not a model error."""
+    messages = state.get("messages") or []
+    if messages and isinstance(messages[-1], HumanMessage):
+        question = messages[-1].text.strip()
+    else:
+        question = (state.get("question") or "").strip()
     if not question:
         raise ConfigError("the question is empty")
     return check_question(question)
+
+
+def new_turn(state: State, question: str) -> dict[str, Any]:
+    """A `question` input as the chat's next message; none for a chat client's own."""
+    messages = state.get("messages") or []
+    if messages and isinstance(messages[-1], HumanMessage):
+        return {}
+    return {"messages": [HumanMessage(question)]}
+
+
+def turns_of(state: State) -> list[tuple[str, str]]:
+    """A chat's turns before its last question, as (who, text)."""
+    earlier = (state.get("messages") or [])[:-1]
+    names = {"human": "User", "ai": "Assistant"}
+    return [(names[m.type], m.text) for m in earlier if m.type in names and m.text.strip()]
+
+
+def reply(state: State) -> dict[str, Any]:
+    """The answer as the chat's next message, its sources numbered after it (`sources`: the
+    same, as data)."""
+    _, sources = parsing.number_sources(state.get("steps", []))
+    text = parsing.cited(state.get("answer", ""), state.get("steps", []))
+    return {"messages": [AIMessage(text, additional_kwargs={"sources": sources})]}
 
 
 def reviewed_drafts(reply: Any, max_steps: int) -> list[str] | None:
@@ -581,6 +700,14 @@ def source_of(doc: dict[str, str]) -> Source:
         "kind": kind,
         "text": doc["content"][:TEXT_CHARS],
     }
+
+
+def _run_new(body: Callable[[], Body[None]]) -> None:
+    run(body())
+
+
+async def _arun_new(body: Callable[[], Body[None]]) -> None:
+    await arun(body())
 
 
 def _guessed(text: str) -> Step:

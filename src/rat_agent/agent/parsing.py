@@ -13,8 +13,10 @@ from __future__ import annotations
 import re
 import textwrap
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from rat_agent.agent.state import Source, Step
+if TYPE_CHECKING:  # light: the settings import this module through the prompts
+    from rat_agent.agent.state import Source, Step
 
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>\s*", re.DOTALL | re.IGNORECASE)
 _THINK_OPEN = re.compile(r"^.*?</(?:think|thinking|reasoning)>\s*", re.DOTALL | re.IGNORECASE)
@@ -305,6 +307,19 @@ def number_sources(steps: Sequence[Step]) -> tuple[list[list[int]], list[Source]
             mine.append(numbers[key])
         refs.append(mine)
     return refs, cited
+
+
+def cited(answer: str, steps: Sequence[Step]) -> str:
+    """The answer as a reader gets it in text: the steps' sources numbered after it."""
+    refs, sources = number_sources(steps)
+    lines = [answer]
+    lines += [
+        f"STEP {n} checked against {' '.join(f'[{i}]' for i in numbers)}"
+        for n, numbers in enumerate(refs, 1)
+        if numbers
+    ]
+    lines += [f"[{i}] {s['title']} ({s['source'] or s['title']})" for i, s in enumerate(sources, 1)]
+    return "\n".join(lines)
 
 
 _CONFIDENT = re.compile(

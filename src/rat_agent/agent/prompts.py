@@ -61,6 +61,13 @@ REACT = (
 )
 SEARCH_TOOL = "Search the knowledge source; returns the passages closest to the query."
 
+# A chat's follow-up, rewritten to stand alone before any method runs on it.
+STANDALONE = (
+    "Rewrite the last question so that it can be understood without the conversation: name "
+    "what it refers to. Keep its meaning. Reply with the question only."
+)
+TURN_CHARS = 1500  # each earlier turn shown for a follow-up is cut to this
+
 # Thought memory (the Thought-Retriever paper's Figure 13, with a parseable reply).
 THOUGHT = (
     "A question and its answer follow. The answer was checked against the sources named "
@@ -192,6 +199,15 @@ def rag_messages(
     system: str, question: str, documents: Sequence[dict[str, str]]
 ) -> list[BaseMessage]:
     return as_messages(system, heading(question, []) + documents_block(documents) + RAG_ANSWER)
+
+
+def standalone_messages(
+    system: str, turns: Sequence[tuple[str, str]], question: str
+) -> list[BaseMessage]:
+    """A follow-up and the turns before it (who, text), for one standalone question."""
+    shown = "\n".join(f"{who}: {' '.join(text.split())[:TURN_CHARS]}" for who, text in turns)
+    text = f"Conversation:\n{shown}\n\nLast question: {question}\n\n{STANDALONE}"
+    return as_messages(system, text)
 
 
 def documents_text(documents: Sequence[dict[str, str]]) -> str:

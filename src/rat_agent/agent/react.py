@@ -28,11 +28,11 @@ from rat_agent.agent.nodes import (
     RatNodes,
     check_sources,
     context_of,
-    question_of,
     source_of,
     start_run,
 )
 from rat_agent.agent.state import State, Step
+from rat_agent.aio import run
 from rat_agent.errors import RetrievalError, UnusableReply
 from rat_agent.providers.call import typed_errors
 
@@ -127,7 +127,7 @@ def react(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[str,
     ctx = nodes.resolve(context_of(runtime))
     check_sources(nodes, ctx)
     max_calls = 2 * ctx.max_steps + 1
-    question = question_of(state)
+    question, chat = run(nodes.task(state, ctx))
     found: list[dict[str, str]] = []
     queries: list[str] = []
 
@@ -166,4 +166,4 @@ def react(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[str,
         for text in parsing.split_steps(answer)
         if parsing.says_something(text)
     ]
-    return {**start_run(question, ctx, answer=answer), "steps": steps}
+    return {**start_run(question, ctx, **chat, answer=answer), "steps": steps}

@@ -13,12 +13,14 @@ from langgraph.runtime import Runtime
 from rat_agent.agent import prompts, thoughts
 from rat_agent.agent.context import Context
 from rat_agent.agent.state import State
+from rat_agent.aio import Body, Wait
 from rat_agent.errors import ConfigError, ModelError, RatError, RetrievalError
 from rat_agent.memory.thought import thought_id
 from rat_agent.served import current_user, own_collection
 
 if TYPE_CHECKING:
     from rat_agent.agent.nodes import RatNodes
+    from rat_agent.memory.store import Memory
 
 log = logging.getLogger(__name__)
 MEMORY_K = 2  # thoughts read with each retrieval, besides the k documents
@@ -66,7 +68,7 @@ def check_memory(ctx: Context) -> None:
         log.warning("%s", exc)
 
 
-def remember(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+def remember(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> Body[dict[str, Any]]:
     """memory=true: the run's checked conclusions become thoughts for later runs.
 
     Never fails the run: the answer is already saved, and a thought that cannot be made
@@ -82,10 +84,7 @@ def remember(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[s
         for s in step["sources"]
         if (ident := thought_id(s["source"])) and s.get("kind") == "thought"
     }
-    try:
-        levels = memory.levels(sorted(cited))
-    except RetrievalError:
-        levels = {}  # storing will fail too, and each thought will say so
+    levels = yield Wait(lambda: _levels(memory, sorted(cited)))
     found = thoughts.candidates(
         state["question"],
         state.get("steps", []),
@@ -102,20 +101,29 @@ def remember(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> dict[s
             [o.title for o in candidate.origins],
         )
         try:
-            replies.append(nodes.ask(ctx, "thought", messages))
+            replies.append((yield nodes.asking(ctx, "thought", messages)))
         except ModelError as exc:
             log.warning("thought making failed: %s", exc)
             replies.append(None)
     thread = (get_config().get("configurable") or {}).get("thread_id") or ""
-    notes = thoughts.store(
-        memory,
-        list(zip(found, replies, strict=True)),
-        novelty=NOVELTY,
-        nearest_documents=lambda text: [
-            Document(page_content=d["content"]) for d in nodes.search(ctx, text)
-        ],
-        thread=str(thread),
-        model=ctx.model if nodes.llm is None else nodes.llm.get_name(),
+    notes = yield Wait(
+        lambda: thoughts.store(
+            memory,
+            list(zip(found, replies, strict=True)),
+            novelty=NOVELTY,
+            nearest_documents=lambda text: [
+                Document(page_content=d["content"]) for d in nodes.search(ctx, text)
+            ],
+            thread=str(thread),
+            model=ctx.model if nodes.llm is None else nodes.llm.get_name(),
+        )
     )
     runtime.stream_writer({"event": "memory", "thoughts": notes})
     return {"thoughts": notes}
+
+
+def _levels(memory: Memory, cited: list[str]) -> dict[str, float]:
+    try:
+        return memory.levels(cited)
+    except RetrievalError:
+        return {}  # storing will fail too, and each thought will say so

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Final, Literal, NotRequired
 
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+
 # Pydantic (Studio's input and output forms) needs typing_extensions.TypedDict before 3.12.
 from pydantic import Field
 from typing_extensions import TypedDict
@@ -22,6 +25,7 @@ DIRECT: Final = "direct"
 RETRIEVE_ONCE: Final = "retrieve_once"
 ANSWER_ONCE: Final = "answer_once"
 REACT: Final = "react"
+REPLY: Final = "reply"
 
 # inserted: a prerequisite plan repair added (then checked like any step); dropped: the
 # revision found the task does not need the step (`note` says why).
@@ -65,8 +69,17 @@ class DraftMeta(TypedDict):
     checked: NotRequired[Step]  # its revision before its prerequisites were inserted
 
 
-class InputState(TypedDict):
+# A chat's turns: a chat client's question comes in as the last human message, and every
+# run's answer goes out as an AI message citing its sources.
+Messages = Annotated[list[AnyMessage], add_messages]
+
+
+class InputState(TypedDict, total=False):
     question: Annotated[str, Field(description="The task or question, answered step by step.")]
+    messages: Annotated[
+        Messages,
+        Field(description="A chat's turns, for chat clients: the last human message is asked."),
+    ]
 
 
 class ThoughtNote(TypedDict):
@@ -81,9 +94,10 @@ class ThoughtNote(TypedDict):
 
 
 class OutputState(TypedDict):
-    question: str
+    question: str  # a chat's follow-up, as rewritten to stand alone
     answer: str
     steps: list[Step]
+    messages: NotRequired[Messages]
     thoughts: NotRequired[list[ThoughtNote]]  # memory=true; empty otherwise
 
 

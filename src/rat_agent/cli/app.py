@@ -33,6 +33,8 @@ from rat_agent.cli.runs import show_command, threads_command
 from rat_agent.cli.safe import console, escape
 from rat_agent.cli.serve_keys import add_command as add_serve_keys
 from rat_agent.cli.serve_keys import serve_keys_command
+from rat_agent.cli.ui import add_command as add_ui
+from rat_agent.cli.ui import ui_command
 from rat_agent.errors import RatError
 from rat_agent.redact import redact
 from rat_agent.timing import record, since_process_start
@@ -61,6 +63,7 @@ def _parser() -> argparse.ArgumentParser:
     add_memory(sub)
     add_models(sub)
     add_serve_keys(sub)
+    add_ui(sub)
     return parser
 
 
@@ -123,6 +126,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return models_command(args)
     if args.command == "serve-keys":
         return serve_keys_command(args)
+    if args.command == "ui":
+        return ui_command(args)
     return threads_command()
 
 

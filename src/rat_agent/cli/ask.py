@@ -17,18 +17,16 @@ from rat_agent import timing
 from rat_agent.agent import parsing
 from rat_agent.agent.context import CHOICES as KINDS
 from rat_agent.agent.context import Context
-from rat_agent.agent.state import (
-    InputState,
-    Step,
-)
 from rat_agent.cli import on_interrupt, review
 from rat_agent.cli.safe import console, escape
 from rat_agent.errors import ConfigError
 from rat_agent.text import shorten
 from rat_agent.timing import once_cost
 
-if TYPE_CHECKING:  # `rat --help` must not import LangChain or LangGraph (issue 15)
+if TYPE_CHECKING:  # `rat --help` must not import LangChain or LangGraph
     from langchain_core.runnables import RunnableConfig
+
+    from rat_agent.agent.state import InputState, Step
 
 CONTEXT_FLAGS = {f.name: f for f in fields(Context)}
 CHOICES = {name: get_args(kind) for name, kind in KINDS.items()}

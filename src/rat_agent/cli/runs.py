@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rat_agent.agent.state import Step
 from rat_agent.cli.ask import memory_summary, print_answer
 from rat_agent.cli.safe import console, escape
 from rat_agent.errors import ConfigError
+
+if TYPE_CHECKING:  # `rat --help` must not import LangChain or LangGraph
+    from rat_agent.agent.state import Step
 
 
 def add_commands(sub: Any) -> None:

@@ -19,7 +19,9 @@ from rat_agent.errors import ModelError, RatError, RequestRejected
 
 # The calls the loop and its baselines make, by what they ask for; ask() tags each
 # "rat:<call>". An extension names its own (plan repair's "goal").
-Call = Literal["draft", "query", "revise", "answer", "thought", "direct", "rag", "react"]
+Call = Literal[
+    "standalone", "draft", "query", "revise", "answer", "thought", "direct", "rag", "react"
+]
 
 
 def ask(
@@ -33,8 +35,28 @@ def ask(
     `whole`, a reply the token limit cut short is returned empty: a revision that stops
     mid-sentence would replace a whole step with part of one."""
     with typed_errors():
-        config: RunnableConfig = {"tags": [f"rat:{call}"]}
-        reply = model.invoke(messages, config, **schema_options(model, schema))
+        reply = model.invoke(messages, _config(call), **schema_options(model, schema))
+    return _text(reply, whole)
+
+
+async def aask(
+    model: BaseChatModel,
+    call: Call | str,
+    messages: list[BaseMessage],
+    schema: dict[str, Any] | None = None,
+    whole: bool = False,
+) -> str:
+    """`ask`, awaited."""
+    with typed_errors():
+        reply = await model.ainvoke(messages, _config(call), **schema_options(model, schema))
+    return _text(reply, whole)
+
+
+def _config(call: Call | str) -> RunnableConfig:
+    return {"tags": [f"rat:{call}"]}
+
+
+def _text(reply: BaseMessage, whole: bool) -> str:
     if whole and _cut(reply.response_metadata):
         return ""
     content = reply.content

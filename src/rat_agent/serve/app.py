@@ -8,8 +8,8 @@ middleware to it, so what this app adds stands in front of every request.
   no lone surrogate, no NUL character, not nested too deeply to read (422); the ids, keys
   and numbers in a path or query too. Aegra writes them to the database before any graph
   runs, and such a value made that write, and the request, fail with a 500.
-- Each sync node of a run has a thread of the event loop's pool: the pool holds one for
-  every run the worker takes at once.
+- The nodes that still run sync (review, react, a plug-in's hooks) take a thread of the
+  event loop's pool: the pool holds one for every run the worker takes at once.
 - A clash on a unique index (an assistant updated to the very context another of the
   user's assistants has) is a 409 Conflict, and a store namespace the store refuses a 422,
   not a 500 (the auth handler refuses store filter operators the store lacks).

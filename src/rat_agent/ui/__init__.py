@@ -1,0 +1,1 @@
+"""The web page that shows a run's draft being checked step by step (`rat ui`)."""

@@ -1,0 +1,107 @@
+"""The web page (`rat ui`, /ui on `langgraph dev`) in a real browser: Debian's Chromium,
+driven by Playwright, against the server with a scripted model, so it is quick.
+
+Ask a question and see the draft, a revised step with its change marked, its sources and
+the answer with citations; reload and open the run from the history; pause at the draft
+review, edit a step, continue and see the edited step checked. Nothing is fetched from
+outside the machine: every request the page makes goes to the server it came from.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from server_fakes import CHROMIUM, FLAGS, MODEL, RETRIEVER, DevServer, dev_server, draft_for
+
+sync_api = pytest.importorskip("playwright.sync_api", reason="pip install 'rat-agent[dev]'")
+pytest.importorskip("langgraph_api", reason="needs the server: pip install 'langgraph-cli[inmem]'")
+pytestmark = [pytest.mark.server, pytest.mark.timeout(180)]
+
+# The server's defaults, which the page offers: the scripted model and a list retriever.
+SETTINGS = {"RAT_MODEL": MODEL, "RAT_RETRIEVER": RETRIEVER, "RAT_DRAFT": "cot", "RAT_K": "2"}
+# Where the README's picture is written when asked for (scripts regenerate it).
+SCREENSHOT = os.environ.get("RAT_UI_SCREENSHOT", "")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
+    with dev_server(tmp_path_factory.mktemp("ui"), settings=SETTINGS) as running:
+        yield running
+
+
+@pytest.fixture
+def page(server: DevServer) -> Iterator[sync_api.Page]:
+    if not Path(CHROMIUM).exists():
+        pytest.fail("Debian's chromium is not installed: apt-get install chromium")
+    outside: list[str] = []
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.on(
+            "request",
+            lambda r: outside.append(r.url) if not r.url.startswith(server.url) else None,
+        )
+        page.goto(f"{server.url}/ui/")
+        yield page
+        browser.close()
+    assert outside == [], "the page fetched from outside the machine"
+
+
+def ask(page: sync_api.Page, question: str) -> None:
+    page.get_by_label("Question").fill(question)
+    page.get_by_role("button", name="Ask").click()
+
+
+def test_a_question_shows_its_draft_revisions_sources_and_cited_answer(
+    page: sync_api.Page,
+) -> None:
+    expect = sync_api.expect
+    question = "How do I build a beacon?"
+    drafts = draft_for(question)
+    ask(page, question)
+
+    expect(page.locator(".answer")).to_contain_text(f"answer to {question}", timeout=60_000)
+    expect(page.locator(".draft li")).to_have_text(drafts)
+    step = page.locator('.step[data-step="1"]')
+    expect(step.locator(".status")).to_have_text("revised")
+    # the revision beside its draft, the words it added marked
+    expect(step.locator("ins")).to_contain_text("FIXED")
+    expect(step.locator(".diff")).to_contain_text(drafts[0])
+    expect(step.locator(".query")).to_contain_text(f"about: {drafts[0]}")
+    # a source opens to the passage the step was shown
+    source = step.locator(".sources details").first
+    source.locator("summary").click()
+    expect(source.locator("blockquote")).not_to_be_empty()
+    # the answer's citations open their sources
+    answer = page.locator(".answer")
+    answer.locator(".cite").first.click()
+    expect(answer.locator(".cited details").first).to_have_attribute("open", "")
+    expect(page.locator(".stats")).to_contain_text("model calls")
+    if SCREENSHOT:
+        page.screenshot(path=SCREENSHOT, full_page=True)
+
+    # past runs come from the server's threads: after a reload, the run opens again
+    page.reload()
+    page.locator(".past li button", has_text=question).first.click()
+    expect(page.locator(".question")).to_have_text(question)
+    expect(page.locator('.step[data-step="2"] .status')).to_have_text("revised")
+    expect(page.locator(".answer")).to_contain_text(f"answer to {question}")
+
+
+def test_the_draft_is_edited_in_the_page_and_the_edit_is_checked(page: sync_api.Page) -> None:
+    expect = sync_api.expect
+    question = "How do I tame a wolf?"
+    page.get_by_label("Review the draft").check()
+    ask(page, question)
+
+    first = page.get_by_label("Draft step 1")
+    expect(first).to_have_value(draft_for(question)[0], timeout=60_000)
+    first.fill("Find a wolf in a forest")
+    page.get_by_role("button", name="Check these steps").click()
+
+    step = page.locator('.step[data-step="1"]')
+    expect(step.locator(".text")).to_contain_text("FIXED Find a wolf in a forest", timeout=60_000)
+    expect(page.locator(".answer")).to_contain_text(f"answer to {question}")
