@@ -44,6 +44,15 @@ class Wait(Generic[T]):
         return await self.async_()
 
 
+def ready(value: T) -> Wait[T]:
+    """A wait with nothing to wait for: `value`, without a thread."""
+
+    async def now() -> T:
+        return value
+
+    return Wait(lambda: value, now)
+
+
 # A node's body: it yields each wait it needs and is sent the result (or thrown its error).
 Body = Generator[Wait[Any], Any, T]
 

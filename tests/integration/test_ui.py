@@ -10,11 +10,26 @@ outside the machine: every request the page makes goes to the server it came fro
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
-from server_fakes import CHROMIUM, FLAGS, MODEL, RETRIEVER, DevServer, dev_server, draft_for
+from server_fakes import (
+    CHROMIUM,
+    FLAGS,
+    MODEL,
+    RETRIEVER,
+    DevServer,
+    dev_server,
+    draft_for,
+    free_port,
+    server_env,
+)
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="pip install 'rat-agent[dev]'")
 pytest.importorskip("langgraph_api", reason="needs the server: pip install 'langgraph-cli[inmem]'")
@@ -105,3 +120,38 @@ def test_the_draft_is_edited_in_the_page_and_the_edit_is_checked(page: sync_api.
     step = page.locator('.step[data-step="1"]')
     expect(step.locator(".text")).to_contain_text("FIXED Find a wolf in a forest", timeout=60_000)
     expect(page.locator(".answer")).to_contain_text(f"answer to {question}")
+
+
+def test_rat_ui_starts_the_server_with_the_page(tmp_path: Path) -> None:
+    """The README's command: `rat ui` serves the page and the API on the port it is given,
+    offering the settings of its environment."""
+    port = free_port()
+    env = {**server_env(tmp_path), **SETTINGS}
+    command = [sys.executable, "-m", "rat_agent.cli", "ui", "--port", str(port)]
+    log = (tmp_path / "ui.log").open("wb")
+    process = subprocess.Popen(
+        command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            assert process.poll() is None, (tmp_path / "ui.log").read_text()
+            try:
+                if httpx.get(f"{url}/ok", timeout=2, trust_env=False).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.3)
+        page = httpx.get(f"{url}/ui/", trust_env=False)
+        assert page.status_code == 200 and '<div id="root">' in page.text
+        offered = httpx.get(f"{url}/ui/options", trust_env=False).json()
+        assert offered["model"] == MODEL and offered["retriever"] == RETRIEVER
+        graphs = httpx.post(f"{url}/assistants/search", json={}, trust_env=False).json()
+        assert {a["graph_id"] for a in graphs} == {"rat", "ingest"}
+        # its threads live in the data folder, so past runs outlive the server
+        assert (Path(env["RAT_DATA_DIR"]) / "ui" / "langgraph.json").exists()
+        assert "rat ui: http://127.0.0.1:" in (tmp_path / "ui.log").read_text()
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=30)

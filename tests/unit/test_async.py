@@ -145,8 +145,23 @@ def test_no_node_blocks_the_event_loop_on_real_qdrant_and_memory(tmp_path: Path)
             checker.deactivate()
 
     first, rag, again = asyncio.run(runs())
+    plan = asyncio.run(plan_repaired(blocking))
     assert "30 percent" in first["answer"] and "30 percent" in rag["answer"]
     assert any(s["sources"] for s in first["steps"])
     assert first["thoughts"], "the first run stored its conclusions"
+    assert plan["steps"] and plan["answer"]
     # the memory was read as well, off the loop: a later run is shown the first one's thought
     assert any(source["kind"] == "thought" for step in again["steps"] for source in step["sources"])
+
+
+async def plan_repaired(blocking: Any) -> dict[str, Any]:
+    """The default source, the bundled corpus, whose domain's plan repair is a plug-in:
+    loading it and its hooks (sync, so they ask the model sync) run off the event loop."""
+    graph = build_graph(llm=ScriptedModel(respond=respond))
+    checker = blocking._enable_blockbuster()
+    try:
+        return await graph.ainvoke(  # type: ignore[no-any-return]
+            {"question": "How do I make a wooden pickaxe?"}, context={"max_steps": 3}
+        )
+    finally:
+        checker.deactivate()

@@ -30,7 +30,7 @@ def block(language: str) -> str:
 def forget() -> None:
     plugins.forget()
     retrieval.clear_cache()
-    extension._load.cache_clear()
+    extension.forget()
     for name in [m for m in sys.modules if m.split(".")[0] == "kitchen_domain"]:
         del sys.modules[name]
 

@@ -742,7 +742,7 @@ def test_the_named_repairs_load_after_their_modules_from_many_threads_at_once() 
     from rat_agent.agent.context import Context
     from rat_agent.repair import Repair
 
-    extension._load.cache_clear()
+    extension.forget()
     with ThreadPoolExecutor(8) as pool:
         made = list(
             pool.map(

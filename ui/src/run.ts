@@ -74,13 +74,22 @@ export function onEvent(run: Run, e: Event): Run {
   }
 }
 
+type Meta = { makes?: string; original?: string };
+
+/** The draft as the model wrote it: plan repair keeps the steps it inserted in `drafts`
+ * too (their `meta` says what each makes), and a replaced step's first text as `original`. */
+function modelDraft(drafts: string[], meta: Meta[] | undefined): string[] {
+  if (!meta?.length) return drafts;
+  return drafts.flatMap((d, i) => (meta[i]?.makes ? [] : [meta[i]?.original || d]));
+}
+
 /** A run read back from a thread's state values. */
 export function fromValues(values: Record<string, unknown> | null | undefined): Run {
   if (!values) return EMPTY;
   return {
     ...EMPTY,
     question: String(values.question ?? ""),
-    drafts: (values.drafts as string[]) ?? [],
+    drafts: modelDraft((values.drafts as string[]) ?? [], values.meta as Meta[] | undefined),
     draftFrom: String(values.draft_from ?? ""),
     steps: (values.steps as Step[]) ?? [],
     answer: String(values.answer ?? ""),

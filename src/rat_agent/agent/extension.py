@@ -12,7 +12,6 @@ source.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from functools import cache
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from langchain_core.messages import BaseMessage
@@ -129,11 +128,26 @@ def repair_for(ctx: Context) -> PlanRepair | None:
     return _load(name)
 
 
-@cache
+def repair_loaded(ctx: Context) -> bool:
+    """Whether the run's plan repair needs no loading (none, or loaded already)."""
+    return ctx.repair in ("off", "auto") or ctx.method != "rat" or ctx.repair in _loaded
+
+
+# Plan repairs loaded, by name: loading imports a module, which blocks, so the graph loads
+# one off the event loop first (RatNodes.settled) and reads it here after.
+_loaded: dict[str, PlanRepair] = {}
+
+
+def forget() -> None:
+    """Load plan repairs afresh (after plug-ins are installed or removed)."""
+    _loaded.clear()
+
+
 def _load(name: str) -> PlanRepair:
     from rat_agent.providers.imports import load
 
-    # installed code is trusted as rat-agent's own; a path a run names is checked
-    known = BUILT_IN | {n: point.value for n, point in plugins.installed(plugins.REPAIRS).items()}
-    made: PlanRepair = load(known.get(name, name), PlanRepair, "repair", builtin=name in known)
-    return made
+    if name not in _loaded:
+        # installed code is trusted as rat-agent's own; a path a run names is checked
+        known = BUILT_IN | {n: p.value for n, p in plugins.installed(plugins.REPAIRS).items()}
+        _loaded[name] = load(known.get(name, name), PlanRepair, "repair", builtin=name in known)
+    return _loaded[name]

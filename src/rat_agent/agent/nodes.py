@@ -40,11 +40,12 @@ from rat_agent.agent.extension import (
     PlanRepair,
     domain_of,
     repair_for,
+    repair_loaded,
     resolve_repair,
 )
 from rat_agent.agent.remember import check_memory, recall
 from rat_agent.agent.state import REVISE_STEP, Source, SourceKind, State, Step
-from rat_agent.aio import Body, Wait, arun, run
+from rat_agent.aio import Body, Wait, arun, ready, run
 from rat_agent.errors import ConfigError, RatError, RetrievalError, UnusableReply
 from rat_agent.limits import check_question
 from rat_agent.providers.call import Call, aask, ask
@@ -207,15 +208,37 @@ class RatNodes:
             log.warning("passage selection failed, showing whole documents: %s", exc)
             return evidence.Evidence(documents, None)
 
-    def _lookup(self, state: State, ctx: Context) -> Lookup:
+    def lookup(self, state: State, ctx: Context) -> Wait[Lookup]:
+        """How plan repair looks the step up (a plug-in's hook: in a thread when awaited)."""
         repair = self.repair(ctx)
-        return repair.lookup(state, ctx) if repair else Lookup()
+        return Wait(lambda: repair.lookup(state, ctx)) if repair else ready(Lookup())
+
+    def settled(self, state: State, runtime: Runtime[Context]) -> Wait[Context]:
+        """The run's settings (`settings_of`), its plan repair loaded: loading a plug-in
+        imports it, which blocks, so when awaited the first load is in a thread."""
+
+        def settle() -> Context:
+            ctx = settings_of(state, runtime)
+            self.repair(ctx)
+            return ctx
+
+        async def asettle() -> Context:
+            ctx = settings_of(state, runtime)
+            return ctx if repair_loaded(ctx) else await asyncio.to_thread(settle)
+
+        return Wait(settle, asettle)
 
     # --- Algorithm 1 -----------------------------------------------------------------
 
     def start(self, runtime: Runtime[Context]) -> Wait[Context]:
         """The run's settings resolved, its sources checked: building a source may block."""
-        return Wait(lambda: check_sources(self, self.resolve(context_of(runtime))))
+
+        def start() -> Context:
+            ctx = check_sources(self, self.resolve(context_of(runtime)))
+            self.repair(ctx)  # loaded here, off the event loop
+            return ctx
+
+        return Wait(start)
 
     def task(self, state: State, ctx: Context) -> Body[tuple[str, dict[str, Any]]]:
         """The run's question, and what it adds to the chat: a `question` input becomes
@@ -300,7 +323,7 @@ class RatNodes:
 
     def to_query(self, state: State, runtime: Runtime[Context]) -> Body[dict[str, Any]]:
         """Q_i = ToQuery(I, T*_1..i-1, T_i); the steps after it start ahead (`speculate`)."""
-        ctx = settings_of(state, runtime)
+        ctx = yield self.settled(state, runtime)
         yield self._look_ahead(state, ctx)
         query = yield from self._query(state, ctx)
         i = state["index"]
@@ -317,7 +340,7 @@ class RatNodes:
 
     def _query(self, state: State, ctx: Context) -> Body[str]:
         """The query for the current step; "" for a step dropped unchecked."""
-        lookup = self._lookup(state, ctx)
+        lookup: Lookup = yield self.lookup(state, ctx)
         if lookup.skip:
             return ""  # dropped unchecked: nothing to look up
         if lookup.query is not None:
@@ -337,8 +360,8 @@ class RatNodes:
         """R_i = top-k documents for Q_i, cut to the passages closest to Q_i and T_i, and
         with memory on, the thoughts of earlier runs closest to Q_i. Failures are retried
         by the node's retry policy."""
-        ctx = settings_of(state, runtime)
-        lookup = self._lookup(state, ctx)
+        ctx = yield self.settled(state, runtime)
+        lookup = yield self.lookup(state, ctx)
         if lookup.skip:
             _sources_event(state, [], "")
             return {"documents": [], "support": None, "retrieval_error": ""}
@@ -411,9 +434,9 @@ class RatNodes:
         A plan repair extension may instead drop the step, or insert the steps it needs
         before it (then this step waits, to be checked again after them).
         """
-        ctx = settings_of(state, runtime)
+        ctx = yield self.settled(state, runtime)
         i = state["index"]
-        lookup = self._lookup(state, ctx)
+        lookup = yield self.lookup(state, ctx)
         steps = [s.copy() for s in state["steps"]]
         documents = state.get("documents", [])
         step: Step = {

@@ -11,10 +11,9 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from rat_agent.cli.safe import console, escape
 from rat_agent.errors import ConfigError
@@ -38,7 +37,7 @@ def add_command(sub: Any) -> None:
     ui.add_argument("--port", type=int, default=2024, help="port (default: 2024)")
 
 
-def ui_command(args: argparse.Namespace) -> int:
+def ui_command(args: argparse.Namespace) -> NoReturn:
     server = Path(sys.executable).with_name("langgraph")
     command = str(server) if server.exists() else shutil.which("langgraph")
     if command is None:
@@ -50,5 +49,7 @@ def ui_command(args: argparse.Namespace) -> int:
     console().print(escape(f"rat ui: http://{args.host}:{args.port}/ui/ (Ctrl-C stops it)"))
     env = {**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1"}
     argv = [command, "dev", "--config", str(config), "--host", args.host, "--port", str(args.port)]
-    argv += ["--no-browser", "--no-reload"]
-    return subprocess.run(argv, cwd=folder, env=env, check=False).returncode
+    argv += ["--no-browser", "--no-reload", "--server-log-level", "WARNING"]
+    sys.stdout.flush()
+    os.chdir(folder)  # the server keeps its threads in the folder it starts in
+    os.execve(command, argv, env)  # the server in this process: Ctrl-C and signals reach it
