@@ -1,7 +1,7 @@
 import { Client } from "@langchain/langgraph-sdk";
 import { diffWords } from "diff";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
-import { EMPTY, STATUS, fromValues, numberSources, onEvent, type Run, type Source, type Step } from "./run";
+import { EMPTY, STATUS, WRITES, fromValues, numberSources, onEvent, type Run, type Source, type Step } from "./run";
 
 const GRAPH = "rat";
 const KEY = "rat-api-key";
@@ -99,10 +99,17 @@ export function App() {
             const [message, meta] = chunk.data as [Record<string, any>, Record<string, any>];
             const ai = message.type === "ai" || message.type === "AIMessageChunk";
             if (ai && meta?.langgraph_node !== "reply" && message.id) {
+              const fresh = !calls.has(message.id);
               calls.add(message.id);
               const usage = message.usage_metadata;
+              const into = WRITES[meta?.langgraph_node];
+              const text = typeof message.content === "string" ? message.content : "";
+              const writing = into
+                ? { ...current.writing, [into]: (fresh ? "" : current.writing[into]) + text }
+                : current.writing;
               current = {
                 ...current,
+                writing,
                 calls: calls.size,
                 tokensIn: current.tokensIn + (usage?.input_tokens ?? 0),
                 tokensOut: current.tokensOut + (usage?.output_tokens ?? 0),
@@ -280,18 +287,36 @@ function RunView(props: {
       {run.error && <p className="error" role="alert">{run.error}</p>}
       {run.review ? (
         <Review drafts={run.review} onDone={props.onReviewed} />
+      ) : run.drafts.length > 0 ? (
+        <div className="draft card">
+          <h3>Draft <span className="from">{run.draftFrom}</span></h3>
+          <ol>{run.drafts.map((d, i) => <li key={i}>{d}</li>)}</ol>
+        </div>
       ) : (
-        run.drafts.length > 0 && (
-          <div className="draft card">
-            <h3>Draft <span className="from">{run.draftFrom}</span></h3>
-            <ol>{run.drafts.map((d, i) => <li key={i}>{d}</li>)}</ol>
+        running && run.writing.draft && (
+          <div className="draft card writing">
+            <h3>Draft <span className="from">being written</span></h3>
+            <p className="text">{run.writing.draft}</p>
           </div>
         )
       )}
       {run.steps.map((step, i) => (
-        <StepView key={i} n={i + 1} step={step} refs={refs[i] ?? []} onCite={setOpen} />
+        <StepView
+          key={i}
+          n={i + 1}
+          step={step}
+          refs={refs[i] ?? []}
+          onCite={setOpen}
+          writing={running && step.status === "checking" ? run.writing.revision : ""}
+        />
       ))}
-      {running && !run.answer && <p className="busy">Working…</p>}
+      {running && !run.answer && run.writing.answer && (
+        <div className="answer card writing">
+          <h3>Answer <span className="from">being written</span></h3>
+          <p className="text">{run.writing.answer}</p>
+        </div>
+      )}
+      {running && !run.answer && !run.writing.answer && <p className="busy">Working…</p>}
       {props.canResume && (
         <button className="resume" onClick={props.onResume}>
           Resume this run
@@ -331,7 +356,8 @@ function Cite({ n, onCite }: { n: number; onCite: (n: number) => void }) {
   );
 }
 
-function StepView({ n, step, refs, onCite }: { n: number; step: Step; refs: number[]; onCite: (n: number) => void }) {
+function StepView(props: { n: number; step: Step; refs: number[]; onCite: (n: number) => void; writing: string }) {
+  const { n, step, refs, onCite, writing } = props;
   const changed = step.status === "revised" || step.status === "inserted";
   return (
     <div className={`step card ${step.status}`} data-step={n}>
@@ -341,7 +367,10 @@ function StepView({ n, step, refs, onCite }: { n: number; step: Step; refs: numb
       </h3>
       {step.query && <p className="query">searched: <q>{step.query}</q></p>}
       {step.status === "checking" ? (
-        <p className="text">{step.draft}</p>
+        <>
+          <p className="text">{step.draft}</p>
+          {writing && <p className="text revising">revising: {writing}</p>}
+        </>
       ) : changed && step.draft && step.draft !== step.revised ? (
         <p className="text diff" aria-label="revision">
           {diffWords(step.draft, step.revised).map((part, i) =>

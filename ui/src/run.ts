@@ -26,10 +26,22 @@ export type Run = {
   answer: string;
   review: string[] | null; // the draft, while the run waits for a person's review
   error: string;
+  writing: Writing; // what the model is writing now, token by token, by what it is for
   calls: number;
   tokensIn: number;
   tokensOut: number;
   seconds: number | null;
+};
+
+export type Writing = { draft: string; revision: string; answer: string };
+
+/** Where a model call's tokens show while it writes: the node that made the call. */
+export const WRITES: Record<string, keyof Writing> = {
+  draft_cot: "draft",
+  revise_step: "revision",
+  write_answer: "answer",
+  answer_once: "answer",
+  direct: "answer",
 };
 
 export const EMPTY: Run = {
@@ -40,6 +52,7 @@ export const EMPTY: Run = {
   answer: "",
   review: null,
   error: "",
+  writing: { draft: "", revision: "", answer: "" },
   calls: 0,
   tokensIn: 0,
   tokensOut: 0,
@@ -52,7 +65,13 @@ type Event = { event: string; [key: string]: unknown };
 export function onEvent(run: Run, e: Event): Run {
   switch (e.event) {
     case "draft":
-      return { ...run, drafts: e.drafts as string[], draftFrom: String(e.from ?? ""), review: null };
+      return {
+        ...run,
+        drafts: e.drafts as string[],
+        draftFrom: String(e.from ?? ""),
+        review: null,
+        writing: { ...run.writing, draft: "" },
+      };
     case "query": {
       const steps = run.steps.slice(0, (e.step as number) - 1);
       const checking: Step = {
@@ -63,11 +82,11 @@ export function onEvent(run: Run, e: Event): Run {
         status: "checking",
         note: "",
       };
-      return { ...run, steps: [...steps, checking] };
+      return { ...run, steps: [...steps, checking], writing: { ...run.writing, revision: "" } };
     }
     case "step": {
       const steps = run.steps.slice(0, (e.step as number) - 1);
-      return { ...run, steps: [...steps, e.revision as Step] };
+      return { ...run, steps: [...steps, e.revision as Step], writing: { ...run.writing, revision: "" } };
     }
     default:
       return run;
