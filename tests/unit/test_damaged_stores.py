@@ -1,22 +1,29 @@
 """Damaged stores (issue 16): the error names the file and the way out; nothing else breaks.
+And the store of earlier releases opens with its collections intact (issue 66).
 
-The damage is real: SQLite pages overwritten in the middle, as a disk that filled up or a
-copy cut short leaves them, and a Qdrant `meta.json` that is garbage or empty.
+The damage is real: segment files and SQLite pages overwritten in the middle, as a disk
+that filled up or a copy cut short leaves them, and a Qdrant `meta.json` that is garbage
+or empty.
 """
 
 from __future__ import annotations
 
-import json
+import subprocess
+import sys
+import uuid
 from pathlib import Path
 
 import pytest
-from qdrant_client import QdrantClient, models
+from qdrant_client import QdrantClient
 
 from rat_agent import cli
 from rat_agent.errors import RetrievalError
 from rat_agent.memory.store import Memory
+from rat_agent.paths import data_dir
+from rat_agent.providers.embeddings import get_embeddings
 from rat_agent.retrieval.qdrant import client as qdrant
 from rat_agent.retrieval.qdrant import hybrid
+from rat_agent.retrieval.qdrant.edge import Store
 
 
 def _damage(path: Path, start: int = 4096) -> None:
@@ -25,88 +32,168 @@ def _damage(path: Path, start: int = 4096) -> None:
     path.write_bytes(data)
 
 
-def _store(folder: Path, names: list[str], memory: str = "") -> None:
-    """Collections as `rat ingest` and the memory make them, with 300 points each (enough
-    pages that damage past the first one is found only when the points are read)."""
-    client = QdrantClient(path=str(folder))
+def _damage_shard(folder: Path) -> None:
+    """Every segment file of an Edge shard overwritten past its first quarter."""
+    for path in (folder / "segments").rglob("*"):
+        if path.is_file() and path.stat().st_size:
+            _damage(path, path.stat().st_size // 4)
+
+
+TEXTS = [
+    "Set maxmemory-policy to allkeys-lru to evict any key when memory is full.",
+    "The appendfsync option sets how often the append only file is written to disk.",
+    "Sticks are crafted from two planks placed vertically.",
+]
+
+
+def _fill(client: Store, names: list[str], memory: str = "") -> None:
+    """Collections as `rat ingest` and the memory make them: real embeddings and sparse
+    vectors, langchain-qdrant's payload layout, our metadata."""
+    dense = get_embeddings().embed_documents(TEXTS)
+    sparse = hybrid.sparse_documents(TEXTS, [[f"t{i}"] for i in range(len(TEXTS))])
     for name in [*names, memory] if memory else names:
         extra = {"kind": "thoughts"} if name == memory else {}
         hybrid.create_collection(client, name, metadata={**qdrant.collection_metadata(), **extra})
         client.upsert(
             name,
             [
-                models.PointStruct(
-                    id=i,
-                    vector={hybrid.DENSE: [1.0] * hybrid.DIMENSIONS},
-                    payload={"page_content": "x" * 300},
+                hybrid.point(
+                    str(uuid.uuid5(uuid.NAMESPACE_URL, f"{name}{i}")),
+                    text,
+                    {"source": f"{name}.md", "title": f"t{i}"},
+                    d,
+                    s,
                 )
-                for i in range(300)
+                for i, (text, d, s) in enumerate(zip(TEXTS, dense, sparse, strict=True))
             ],
         )
-    client.close()
 
 
 @pytest.fixture
 def folder(fresh_data: None) -> Path:
-    where = Path(qdrant.location())
-    _store(where, ["a", "b"], memory="thoughts")
-    return where
+    with qdrant.locked_client() as client:
+        _fill(client, ["a", "b"], memory="thoughts")
+    return Path(qdrant.location())
 
 
-def test_a_damaged_collection_is_set_aside_and_the_others_work(
+def test_a_damaged_collection_is_named_and_the_others_work(
     folder: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _damage(folder / "collection" / "b" / "storage.sqlite")
+    qdrant.close_clients()
+    _damage_shard(folder / "b")
 
     infos = {info.name: info for info in qdrant.list_collections()}
-    assert infos["a"].points == 300 and not infos["a"].damaged
-    assert "database disk image is malformed" in infos["b"].damaged
-    assert str(folder / "collection" / "b" / "storage.sqlite") in infos["b"].damaged
+    assert infos["a"].points == 3 and not infos["a"].damaged
+    assert "'b' is damaged" in infos["b"].damaged and "IO Error" in infos["b"].damaged
     with qdrant.locked_client() as client, pytest.raises(RetrievalError) as info:
         qdrant.check_collection(client, "b")
     assert "rat collections delete b" in str(info.value)
     with qdrant.locked_client() as client:
         qdrant.check_collection(client, "a")  # still searchable
+        assert hybrid.search(client, "a", "evict keys when memory is full", 1)
 
     assert cli.main(["collections", "delete", "b"]) == 0
-    assert not (folder / "collection" / "b").exists()
+    assert not (folder / "b").exists()
     assert [i.name for i in qdrant.list_collections()] == ["a", "thoughts"]
     capsys.readouterr()
 
 
 def test_a_damaged_memory_is_named_and_can_be_cleared(folder: Path) -> None:
-    _damage(folder / "collection" / "thoughts" / "storage.sqlite")
+    qdrant.close_clients()
+    _damage_shard(folder / "thoughts")
     memory = Memory("thoughts")
     with pytest.raises(RetrievalError, match="'thoughts' is damaged"):
         memory.exists()
     assert memory.clear() == 0
     assert not memory.exists()
-    assert not (folder / "collection" / "thoughts").exists()
+    assert not (folder / "thoughts").exists()
+
+
+def test_a_collection_in_use_by_another_process_is_named(folder: Path) -> None:
+    qdrant.close_clients()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(folder / "a")], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with (
+            pytest.raises(RetrievalError, match=r"'a' .* in use by another rat process"),
+            qdrant.locked_client() as client,
+        ):
+            qdrant.check_collection(client, "a")
+    finally:
+        holder.kill()
+        holder.wait()
+    qdrant.close_clients()
+    with qdrant.locked_client() as client:
+        qdrant.check_collection(client, "a")  # free again
+
+
+HOLD = """
+import sys, time, qdrant_edge
+shard = qdrant_edge.EdgeShard.load(sys.argv[1])
+print("held", flush=True)
+time.sleep(60)
+"""
+
+
+# --- the store of earlier releases (qdrant-client's local mode) ---------------------------
+
+
+@pytest.fixture
+def old_folder(fresh_data: None) -> Path:
+    """A data folder as the release before Qdrant Edge left it."""
+    where = data_dir() / "qdrant"
+    client = QdrantClient(path=str(where))
+    _fill(client, ["a", "b"], memory="thoughts")
+    client.close()
+    return where
+
+
+def test_an_old_store_opens_with_its_collections_intact(
+    old_folder: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    before = QdrantClient(path=str(old_folder))
+    expected = [
+        d.page_content for d in hybrid.search(before, "a", "how often is the file synced", 3)
+    ]
+    before.close()
+
+    infos = {info.name: info.points for info in qdrant.list_collections()}
+    assert infos == {"a": 3, "b": 3, "thoughts": 3}
+    assert "copied 3 collection(s) from the old store" in caplog.text
+    with qdrant.locked_client() as client:
+        qdrant.check_collection(client, "a")
+        found = hybrid.search(client, "a", "how often is the file synced", 3)
+    assert [d.page_content for d in found] == expected
+    assert found[0].metadata == {"source": "a.md", "title": "t1"}
+    assert Memory("thoughts").exists()
+    assert (old_folder / "meta.json").exists()  # the old folder is kept as it was
+
+    qdrant.close_clients()
+    cli.main(["collections", "delete", "b"])
+    qdrant.close_clients()
+    assert [i.name for i in qdrant.list_collections()] == ["a", "thoughts"]  # copied once
+
+
+def test_an_old_store_with_a_damaged_collection_copies_the_others(
+    old_folder: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    _damage(old_folder / "collection" / "b" / "storage.sqlite", 2048)
+    assert [i.name for i in qdrant.list_collections()] == ["a", "thoughts"]
+    assert "'b' is damaged" in caplog.text and str(old_folder) in caplog.text
+    assert (old_folder / "collection" / "b" / "storage.sqlite").exists()  # left there
 
 
 @pytest.mark.parametrize("meta", ["{}", "xx{", ""])
-def test_a_damaged_collection_list_names_the_file_and_the_way_out(
-    folder: Path, meta: str, capsys: pytest.CaptureFixture[str]
+def test_an_old_store_with_a_damaged_list_names_the_file_and_the_way_out(
+    old_folder: Path, meta: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (folder / "meta.json").write_text(meta)
+    (old_folder / "meta.json").write_text(meta)
     assert cli.main(["collections"]) == 4
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
-    assert str(folder / "meta.json") in err and f"mv {folder} {folder}.damaged" in err
-
-
-def test_set_aside_is_recorded_and_survives_a_reopen(folder: Path) -> None:
-    _damage(folder / "collection" / "b" / "storage.sqlite")
-    qdrant.list_collections()
-    qdrant.close_clients()
-    record = json.loads((folder / "damaged.json").read_text())
-    assert list(record) == ["b"] and record["b"]["config"]  # kept to restore by hand
-    assert "b" not in json.loads((folder / "meta.json").read_text())["collections"]
-    assert {i.name: bool(i.damaged) for i in qdrant.list_collections()} == {
-        "a": False,
-        "b": True,
-        "thoughts": False,
-    }
+    assert str(old_folder / "meta.json") in err and f"mv {old_folder} {old_folder}.damaged" in err
 
 
 @pytest.mark.parametrize("damage", ["header", "middle"])

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from fakes import make_pdf, plan_model
 from pytest_httpserver import HTTPServer
+from qdrant_client import models
 
 from rat_agent import ConfigError, cli, retrieval
 from rat_agent.agent.context import Context
@@ -201,7 +202,9 @@ def test_missing_or_foreign_collections_are_clear_errors() -> None:
         retrieval.get_retriever(Context(retriever="qdrant", collection="nope"))
     client, lock = qdrant.get_client()
     with lock:
-        client.create_collection("foreign", vectors_config={})
+        client.create_collection(
+            "foreign", vectors_config={"v": models.VectorParams(size=4, distance="Cosine")}
+        )
     with pytest.raises(ConfigError, match="not made by"):
         retrieval.get_retriever(Context(retriever="qdrant", collection="foreign"))
 

@@ -36,6 +36,7 @@ from rat_agent.memory.store import Memory, embed
 from rat_agent.memory.thought import Thought
 from rat_agent.providers import chat, imports
 from rat_agent.retrieval.qdrant import client as qdrant
+from rat_agent.retrieval.qdrant import hybrid
 from rat_agent.serve import auth
 from rat_agent.served import HIDDEN_PATH, own_collection
 
@@ -207,10 +208,15 @@ def test_a_point_that_is_not_a_thought_is_a_typed_error() -> None:
     memory = Memory("thoughts")
     stored = _store_thought(memory, "Sticks are made from planks.")
     client, lock = qdrant.get_client()
-    with lock:  # a chunk's payload, as an ingest into the memory wrote before it was refused
-        client.overwrite_payload(
-            "thoughts", {"metadata": {"source": "x.md", "chunk": 1}}, points=[stored.id]
-        )
+    chunk = hybrid.point(  # a chunk, as an ingest into the memory wrote before it was refused
+        stored.id,
+        "Sticks are made from planks.",
+        {"source": "x.md", "chunk": 1},
+        embed(["Sticks are made from planks."])[0],
+        hybrid.sparse_documents(["Sticks are made from planks."], [["x"]])[0],
+    )
+    with lock:
+        client.upsert("thoughts", [chunk])
     with pytest.raises(RetrievalError, match="not a thought"):
         memory.all()
 

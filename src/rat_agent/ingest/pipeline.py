@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from qdrant_client import QdrantClient, models
+from qdrant_client import models
 
 from rat_agent.errors import RatError
 from rat_agent.providers.embeddings import get_embeddings
@@ -28,6 +28,7 @@ from rat_agent.retrieval.qdrant.client import (
     locked_client,
     refuse_damaged,
 )
+from rat_agent.retrieval.qdrant.edge import EdgeClient, Store
 from rat_agent.retrieval.settings import check_collection_name
 from rat_agent.retrieval.web import fetch, passages
 from rat_agent.served import current_user
@@ -349,7 +350,7 @@ _SCAN_SOURCES = 256  # sources per scan request
 
 
 def _stored_chunks(
-    client: QdrantClient, collection: str, sources: Sequence[str]
+    client: Store, collection: str, sources: Sequence[str]
 ) -> dict[str, dict[str, dict[str, object]]]:
     """source -> {chunk id: metadata} for what the collection holds of these sources.
 
@@ -392,7 +393,7 @@ def _up_to_date(doc: Loaded, have: dict[str, dict[str, object]]) -> bool:
     )
 
 
-def _ensure_collection(client: QdrantClient, collection: str) -> None:
+def _ensure_collection(client: Store, collection: str) -> None:
     if not client.collection_exists(collection):
         refuse_damaged(collection)
         hybrid.create_collection(client, collection, metadata=collection_metadata())
@@ -498,6 +499,10 @@ def ingest(
         report.removed += _finish(collection, rest)
     if progress:
         progress("embedding", len(todo), len(todo))
+    if todo or report.removed:
+        with locked_client() as client:
+            if isinstance(client, EdgeClient):  # a server indexes on its own
+                client.optimize(collection)
     return report
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
-from qdrant_client import QdrantClient, models
+from qdrant_client import models
 
 from rat_agent.errors import ConfigError, RetrievalError
 from rat_agent.memory.thought import Origin, Thought, as_document, thought_id
@@ -33,6 +33,7 @@ from rat_agent.retrieval.qdrant.client import (
     locked_client,
     owner_of,
 )
+from rat_agent.retrieval.qdrant.edge import Store
 from rat_agent.retrieval.settings import check_collection_name
 from rat_agent.served import current_user
 
@@ -243,7 +244,7 @@ def embed(texts: Sequence[str]) -> list[list[float]]:
         raise RetrievalError(f"embedding failed: {exc}") from exc
 
 
-def _create(client: QdrantClient, name: str) -> None:
+def _create(client: Store, name: str) -> None:
     hybrid.create_collection(client, name, metadata=collection_metadata(THOUGHTS))
 
 

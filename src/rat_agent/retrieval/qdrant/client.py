@@ -1,8 +1,8 @@
 """The one Qdrant client per location, shared by the retriever, `rat ingest` and memory.
 
-Embedded Qdrant on disk (under the data folder) is the default; QDRANT_URL (and
-QDRANT_API_KEY) select a server instead, with nothing else changed. Embedded Qdrant lets
-one process at a time open its folder, so clients are shared process-wide.
+Qdrant Edge on disk (under the data folder, see edge.py) is the default; QDRANT_URL (and
+QDRANT_API_KEY) select a server instead, with nothing else changed. A collection of the
+embedded store is open in one process at a time, so clients are shared process-wide.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -24,7 +23,8 @@ from qdrant_client import QdrantClient
 from rat_agent.errors import ConfigError, RatError, RetrievalError
 from rat_agent.paths import data_dir
 from rat_agent.providers.embeddings import embedding_model_id
-from rat_agent.retrieval.qdrant import damaged
+from rat_agent.retrieval.qdrant import legacy
+from rat_agent.retrieval.qdrant.edge import EdgeClient, Store
 from rat_agent.retrieval.settings import check_collection_name
 from rat_agent.served import current_user, own_collection
 from rat_agent.text import shorten
@@ -36,13 +36,13 @@ LAYOUT = 1  # bump when chunk payloads or vectors change shape
 # thoughts) and, when a served user made it, whose it is ("owner"); none: the operator's.
 DOCUMENTS, THOUGHTS = "documents", "thoughts"
 
-_clients: dict[str, tuple[QdrantClient, threading.Lock]] = {}
+_clients: dict[str, tuple[Store, threading.RLock]] = {}
 _clients_lock = threading.Lock()
 
 
 def location() -> str:
     """Where collections live: the server's URL, or the embedded store's folder."""
-    return os.environ.get("QDRANT_URL") or str(data_dir() / "qdrant")
+    return os.environ.get("QDRANT_URL") or str(data_dir() / "qdrant-edge")
 
 
 def shown_location() -> str:
@@ -59,21 +59,22 @@ def shown_location() -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
-def get_client() -> tuple[QdrantClient, threading.Lock]:
+def get_client() -> tuple[Store, threading.RLock]:
     """The shared client for `location()`, with the lock its users hold around calls.
 
     The embedded store is not thread-safe; a server is, but one lock costs nothing next
-    to an HTTP round trip and keeps the two modes alike.
+    to an HTTP round trip and keeps the two modes alike. Reentrant: a check made under
+    the lock may ask `damage`.
     """
     where = location()
     with _clients_lock:
         if where not in _clients:
             with once_cost("qdrant open"):
-                _clients[where] = (_open(where), threading.Lock())
+                _clients[where] = (_open(where), threading.RLock())
         return _clients[where]
 
 
-def _open(where: str) -> QdrantClient:
+def _open(where: str) -> Store:
     if os.environ.get("QDRANT_URL"):
         try:
             with warnings.catch_warnings():
@@ -84,20 +85,12 @@ def _open(where: str) -> QdrantClient:
                 )
         except Exception as exc:
             raise ConfigError(f"QDRANT_URL={shown_location()!r} is not usable: {exc}") from exc
-    Path(where).mkdir(parents=True, exist_ok=True)
     try:
-        return _open_folder(where)
-    except RetrievalError:
-        raise
-    except Exception as exc:
-        if not damaged.set_aside(Path(where)):  # nothing damaged: some other failure
-            raise RetrievalError(f"cannot open the Qdrant folder {where}: {exc}") from exc
-    try:
-        return _open_folder(where)  # without the collections set aside
-    except RetrievalError:
-        raise
-    except Exception as exc:
+        store = EdgeClient(where)
+    except OSError as exc:
         raise RetrievalError(f"cannot open the Qdrant folder {where}: {exc}") from exc
+    legacy.migrate(data_dir() / "qdrant", store)
+    return store
 
 
 def _loopback(url: str) -> bool:
@@ -110,23 +103,15 @@ def _loopback(url: str) -> bool:
         return False
 
 
-def _open_folder(where: str) -> QdrantClient:
-    try:
-        return QdrantClient(path=where, force_disable_check_same_thread=True)
-    except RuntimeError as exc:
-        if "already accessed" in str(exc):
-            raise RetrievalError(
-                f"the Qdrant folder {where} is in use by another rat process; wait for it, "
-                "or share a Qdrant server between processes with QDRANT_URL"
-            ) from None
-        raise
-
-
 def damage(name: str) -> str:
     """Why the embedded store's collection `name` is unusable ("" when it is not)."""
     if os.environ.get("QDRANT_URL"):
         return ""
-    return damaged.problem(Path(location()), name)
+    client, lock = get_client()
+    if not isinstance(client, EdgeClient):
+        return ""
+    with lock:
+        return client.damage(name)
 
 
 def refuse_damaged(name: str) -> None:
@@ -190,7 +175,7 @@ def qdrant_errors(what: str = "Qdrant") -> Iterator[None]:
 
 
 @contextmanager
-def locked_client(what: str = "Qdrant") -> Iterator[QdrantClient]:
+def locked_client(what: str = "Qdrant") -> Iterator[Store]:
     """The shared client under its lock, its failures through `qdrant_errors`."""
     client, lock = get_client()
     with qdrant_errors(what), lock:
@@ -207,20 +192,19 @@ def list_collections() -> list[CollectionInfo]:
                 metadata.get("embedding") == embedding_model_id()
             )
             infos.append(CollectionInfo(item.name, info.points_count or 0, ours))
-    if not os.environ.get("QDRANT_URL"):
-        for name in damaged.recorded(Path(location())):
-            infos.append(CollectionInfo(name, 0, True, damage(name)))
+        if isinstance(client, EdgeClient):
+            for name in client.damaged_collections():
+                infos.append(CollectionInfo(name, 0, True, client.damage(name)))
     return sorted(infos, key=lambda c: c.name)
 
 
 def delete_collection(name: str) -> None:
     check_collection_name(name)
-    with locked_client() as client:  # holding the folder: a damaged one is ours to delete
-        exists = client.collection_exists(name)
-        if exists:
+    with locked_client() as client:
+        if isinstance(client, EdgeClient):  # a damaged one too
+            exists = client.delete_collection(name)
+        elif exists := client.collection_exists(name):
             client.delete_collection(name)
-        elif not os.environ.get("QDRANT_URL"):
-            exists = damaged.forget(Path(location()), name)
     if not exists:
         raise ConfigError(f"there is no collection {name!r} at {shown_location()}")
 
@@ -234,7 +218,7 @@ def no_collection(name: str) -> ConfigError:
     )
 
 
-def documents_for(client: QdrantClient, name: str) -> str:
+def documents_for(client: Store, name: str) -> str:
     """The collection a run searches for `name`: in a served user's run, their own of that
     name where they made one, else the operator's; checked. The caller holds the lock."""
     if user := current_user():
@@ -245,7 +229,7 @@ def documents_for(client: QdrantClient, name: str) -> str:
     return name
 
 
-def check_collection(client: QdrantClient, name: str, *, write: bool = False) -> None:
+def check_collection(client: Store, name: str, *, write: bool = False) -> None:
     """A collection of documents we can search (or, `write`, fill): it exists, `rat ingest`
     made it, with our embedder. In a served user's run it must also be theirs, or for
     reading the operator's. The caller holds the client's lock."""

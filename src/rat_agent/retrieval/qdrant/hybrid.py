@@ -27,9 +27,10 @@ from langchain_core.callbacks import (
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import Field
-from qdrant_client import QdrantClient, models
+from qdrant_client import models
 
 from rat_agent.providers.embeddings import DIMENSIONS, get_embeddings
+from rat_agent.retrieval.qdrant.edge import Store
 from rat_agent.terms import STOPWORDS, words
 
 DENSE = "dense"
@@ -106,9 +107,7 @@ def sparse_query(text: str, stopwords: frozenset[str] = STOPWORDS) -> models.Spa
     return models.SparseVector(indices=list(weights), values=list(weights.values()))
 
 
-def create_collection(
-    client: QdrantClient, name: str, metadata: dict[str, object] | None = None
-) -> None:
+def create_collection(client: Store, name: str, metadata: dict[str, object] | None = None) -> None:
     client.create_collection(
         name,
         vectors_config={
@@ -120,7 +119,7 @@ def create_collection(
 
 
 def search(
-    client: QdrantClient,
+    client: Store,
     collection: str,
     query: str,
     k: int,
