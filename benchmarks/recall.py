@@ -13,6 +13,7 @@ import datetime as dt
 import platform
 import random
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -150,7 +151,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"- machine: {platform.machine()}, {platform.python_implementation()} "
         f"{platform.python_version()}, CPU only",
         f"- corpus: {len(pages)} pages (one per obtainable item, minecraft-data Java 1.20)",
-        f"- index: embedded Qdrant, {how}",
+        f"- code: {_code()}",
+        f"- index: Qdrant Edge (the embedded store), {how}",
         "- query: `how do I obtain <item title>` (and, as a check, `<item title, lower case>"
         " recipe`); a hit is the item's own page",
         "- modes: `hybrid` = dense + sparse fused by Qdrant DBSF (the retriever's default);"
@@ -163,7 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for m, label, r in rows
         ),
         "",
-        "ms/query is end to end (query embedding, Qdrant local-mode exact search, payloads),",
+        "ms/query is end to end (query embedding, the Qdrant Edge search, payloads),",
         "the median over the queries, measured on a 2-core machine shared with other work.",
         "",
         "## Plan-step queries: an expected page in the top 3",
@@ -181,6 +183,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             lines.append(f"- ... and {len(misses) - 40} more")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text("\n".join(lines) + "\n")
+
+
+def _code() -> str:
+    """The commit measured, and whether the work tree had changes on top of it."""
+    git = ["git", "-C", str(Path(__file__).parent)]
+    head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run([*git, "status", "--porcelain", "src"], capture_output=True, text=True)
+    return head.stdout.strip() + (" with uncommitted changes" if dirty.stdout.strip() else "")
     print(f"wrote {RESULTS}")
     return 0
 

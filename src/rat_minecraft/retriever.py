@@ -1,4 +1,4 @@
-"""Offline Minecraft knowledge: item pages in an embedded Qdrant index, searched hybrid
+"""Offline Minecraft knowledge: item pages in an embedded Qdrant (Edge) index, searched hybrid
 (dense + lexical, see hybrid.py) because item names differ by one word.
 """
 
@@ -10,6 +10,7 @@ import json
 import logging
 import os
 import shutil
+import tempfile
 import threading
 import time
 import uuid
@@ -23,13 +24,13 @@ import numpy as np
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import Field
-from qdrant_client import QdrantClient
 
 from rat_agent import terms
 from rat_agent.errors import RetrievalError
 from rat_agent.paths import cache_dir
 from rat_agent.providers.embeddings import embedding_model_id, get_embeddings
 from rat_agent.retrieval.qdrant import hybrid
+from rat_agent.retrieval.qdrant.edge import EdgeClient, InUse
 from rat_agent.retrieval.qdrant.hybrid import SearchMode
 from rat_agent.retrieval.settings import RetrieverSettings
 from rat_agent.timing import once_cost
@@ -46,7 +47,7 @@ COLLECTION = "minecraft"
 log = logging.getLogger(__name__)
 
 # Bump when the way pages become vectors changes (sparse encoder, payload layout).
-INDEX_VERSION = "1"
+INDEX_VERSION = "2"  # 2: Qdrant Edge
 _FINGERPRINT_FILE = "fingerprint.json"
 STOPWORDS = terms.STOPWORDS | QUESTION_WORDS
 _VECTORS_FILE = "dense.npy"
@@ -64,7 +65,7 @@ def _metadata(page: Page) -> dict[str, str]:
     return {"title": page.title, "source": SOURCE_PREFIX + page.id, "id": page.id}
 
 
-def _fill(client: QdrantClient, pages: Sequence[Page], dense: np.ndarray) -> None:
+def _fill(client: EdgeClient, pages: Sequence[Page], dense: np.ndarray) -> None:
     hybrid.create_collection(client, COLLECTION)
     sparse = hybrid.sparse_documents(
         [page.text for page in pages],
@@ -76,6 +77,7 @@ def _fill(client: QdrantClient, pages: Sequence[Page], dense: np.ndarray) -> Non
         for page, vector, lexical in zip(pages, dense, sparse, strict=True)
     ]
     client.upload_points(COLLECTION, points, batch_size=256)
+    client.optimize(COLLECTION)
 
 
 def _embed_pages(pages: Sequence[Page]) -> np.ndarray:
@@ -88,12 +90,13 @@ def _embed_pages(pages: Sequence[Page]) -> np.ndarray:
 class MinecraftIndex:
     """An open index: `built` says whether opening it had to (re)build it."""
 
-    client: QdrantClient
-    path: Path | None  # None: the in-memory fallback
+    client: EdgeClient
+    path: Path | None  # None: a private copy (another process holds the index)
     fingerprint: str
     built: bool
     build_seconds: float
     lock: threading.Lock
+    private: Path | None = None  # the private copy's folder, removed on close
 
     def search(self, query: str, k: int, mode: SearchMode = "hybrid") -> list[Document]:
         try:
@@ -105,6 +108,8 @@ class MinecraftIndex:
     def close(self) -> None:
         with self.lock:
             self.client.close()
+        if self.private:
+            shutil.rmtree(self.private, ignore_errors=True)
 
 
 _indexes: dict[Path, MinecraftIndex] = {}
@@ -128,7 +133,7 @@ def _corpus_index_fingerprint() -> str:
 def get_index(pages: Sequence[Page] | None = None) -> MinecraftIndex:
     """The process-wide index for the current cache folder, built on first use.
 
-    Embedded Qdrant allows one client per folder per process, so clients are shared.
+    An Edge shard is open in one process at a time, so clients are shared.
     `pages` replaces the real corpus (tests build small indexes fast).
     """
     if pages is None:
@@ -157,7 +162,7 @@ def close_indexes() -> None:
         _indexes.clear()
 
 
-# Closing at exit releases the folder lock cleanly (and avoids qdrant's noisy __del__).
+# Closing at exit releases the shard's lock cleanly, and removes a private copy.
 atexit.register(close_indexes)
 
 
@@ -172,23 +177,34 @@ def _open(root: Path, fingerprint: str, pages: Sequence[Page]) -> MinecraftIndex
         built, seconds = True, time.perf_counter() - started
         _remove_stale(root, keep=folder)
     try:
-        client = QdrantClient(path=str(folder), force_disable_check_same_thread=True)
-    except Exception as exc:
-        if not (isinstance(exc, RuntimeError) and "already accessed" in str(exc)):
-            client, built, seconds = _rebuild(root, folder, fingerprint, pages, exc)
-            return MinecraftIndex(client, folder, fingerprint, built, seconds, threading.Lock())
+        client = _connect(folder)
+    except InUse:
         # Another process (a second CLI run, `langgraph dev` beside a benchmark) holds the
-        # folder lock and embedded Qdrant has no shared mode. Load the same vectors into a
-        # private in-memory copy: ~1 s for a thousand pages, identical results.
-        client = QdrantClient(location=":memory:")
-        _fill(client, pages, np.load(folder / _VECTORS_FILE))
-        return MinecraftIndex(client, None, fingerprint, built, seconds, threading.Lock())
+        # shard. Load the same vectors into a private copy: ~1 s for a thousand pages,
+        # identical results.
+        private = Path(tempfile.mkdtemp(prefix="rat-minecraft-"))
+        copy = EdgeClient(private)
+        _fill(copy, pages, np.load(folder / _VECTORS_FILE))
+        return MinecraftIndex(copy, None, fingerprint, built, seconds, threading.Lock(), private)
+    except RetrievalError as exc:
+        client, built, seconds = _rebuild(root, folder, fingerprint, pages, exc)
     return MinecraftIndex(client, folder, fingerprint, built, seconds, threading.Lock())
+
+
+def _connect(folder: Path) -> EdgeClient:
+    """The built index, loaded now: InUse when another process holds it, RetrievalError
+    when it is damaged."""
+    client = EdgeClient(folder)
+    if not client.collection_exists(COLLECTION):
+        reason = client.damaged.get(COLLECTION, "no index in it")
+        client.close()
+        raise RetrievalError(reason)
+    return client
 
 
 def _rebuild(
     root: Path, folder: Path, fingerprint: str, pages: Sequence[Page], exc: Exception
-) -> tuple[QdrantClient, bool, float]:
+) -> tuple[EdgeClient, bool, float]:
     """A damaged index (a disk that filled up, a copy cut short) is derived data: build it
     again rather than fail every run that searches it."""
     log.warning("the Minecraft index at %s is damaged (%s): rebuilding it", folder, exc)
@@ -196,8 +212,8 @@ def _rebuild(
     shutil.rmtree(folder, ignore_errors=True)
     _build(root, folder, fingerprint, pages)
     try:
-        client = QdrantClient(path=str(folder), force_disable_check_same_thread=True)
-    except Exception as again:
+        client = _connect(folder)
+    except RetrievalError as again:
         raise RetrievalError(f"cannot open the Minecraft index at {folder}: {again}") from again
     return client, True, time.perf_counter() - started
 
@@ -215,7 +231,7 @@ def _build(root: Path, folder: Path, fingerprint: str, pages: Sequence[Page]) ->
     staging = root / f".build-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     try:
         dense = _embed_pages(pages)
-        client = QdrantClient(path=str(staging))
+        client = EdgeClient(staging)
         try:
             _fill(client, pages, dense)
         finally:

@@ -292,15 +292,17 @@ def test_a_damaged_index_is_rebuilt(fresh_cache: Path, small_pages: list[Page]) 
     first = get_index(small_pages)
     assert first.path is not None
     close_indexes()
-    _damage(first.path / "collection" / minecraft.COLLECTION / "storage.sqlite")
+    for path in (first.path / minecraft.COLLECTION / "segments").rglob("*"):
+        if path.is_file() and path.stat().st_size > 64:
+            _damage(path, path.stat().st_size // 4)
     again = get_index(small_pages)
     assert again.built
     assert ids(again.search("how do I obtain Torch", 1)) == ["torch"]
 
 
-def _damage(path: Path) -> None:
+def _damage(path: Path, start: int = 4096) -> None:
     data = bytearray(path.read_bytes())
-    data[4096:] = b"\xab" * (len(data) - 4096)
+    data[start:] = b"\xab" * (len(data) - start)
     path.write_bytes(data)
 
 
@@ -316,7 +318,7 @@ def test_a_failed_build_leaves_nothing_behind(
     assert list(index_root().iterdir()) == []
 
 
-def test_a_folder_locked_by_another_process_falls_back_to_memory(
+def test_an_index_held_by_another_process_falls_back_to_a_private_copy(
     fresh_cache: Path, small_pages: list[Page]
 ) -> None:
     folder = get_index(small_pages).path
@@ -326,9 +328,10 @@ def test_a_folder_locked_by_another_process_falls_back_to_memory(
         [
             sys.executable,
             "-c",
-            "import sys\nfrom qdrant_client import QdrantClient\n"
-            "c = QdrantClient(path=sys.argv[1])\nprint('ready', flush=True)\nsys.stdin.read()",
-            str(folder),
+            "import sys\nimport qdrant_edge\n"
+            "s = qdrant_edge.EdgeShard.load(sys.argv[1])\nprint('ready', flush=True)\n"
+            "sys.stdin.read()",
+            str(folder / minecraft.COLLECTION),
         ],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -339,6 +342,10 @@ def test_a_folder_locked_by_another_process_falls_back_to_memory(
         index = get_index(small_pages)
         assert index.path is None and not index.built
         assert ids(index.search("how do I obtain Diamond Pickaxe", 1)) == ["diamond_pickaxe"]
+        private = index.private
+        assert private is not None and private.exists()
+        close_indexes()
+        assert not private.exists()  # the copy goes with its index
     finally:
         assert holder.stdin is not None
         holder.stdin.close()
