@@ -29,7 +29,6 @@ from rat_agent.paths import write_atomic
 
 COLLECTION_FILE = "collection.json"
 _BUSY = "WouldBlock"  # how Edge says another process holds a shard's WAL
-_MAX_RESULTS = 1_000_000  # a scroll or query "limit" of None means all
 
 
 def _qe() -> Any:
@@ -57,6 +56,7 @@ class _Collection:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
+# What the project's code calls: a Qdrant server's client, or the embedded store's.
 Store: TypeAlias = "QdrantClient | EdgeClient"
 
 
@@ -77,7 +77,8 @@ class EdgeClient:
     # --- collections ----------------------------------------------------------------------
 
     def _names(self) -> list[str]:
-        return sorted(p.parent.name for p in self.folder.glob(f"*/{COLLECTION_FILE}"))
+        found = (p.parent.name for p in self.folder.glob(f"*/{COLLECTION_FILE}"))
+        return sorted(name for name in found if not name.startswith("."))  # .deleted-*
 
     def collection_exists(self, collection_name: str) -> bool:
         if collection_name in self.damaged:
