@@ -9,7 +9,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
 from rat_agent.agent.context import Context
-from rat_agent.agent.parsing import cited
+from rat_agent.parsing import cited
 
 DESCRIPTION = (
     "Answer a question that needs a plan or several reasoning steps: drafts the steps, then "

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from rat_agent.agent.parsing import format_steps
+from rat_agent.parsing import format_steps
 from rat_minecraft.planner import reference_plan
 from rat_minecraft.reading import parse_steps
 from rat_minecraft.simulator import resolve_item

@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "src" / "rat_agent"
 LAYERS: tuple[frozenset[str], ...] = (
     # below errors, which masks its messages with them: secrets, and a served user's paths
     frozenset({"redact", "served"}),
-    frozenset({"aio", "errors", "terms", "text", "timing"}),
+    frozenset({"aio", "ahead", "errors", "parsing", "terms", "text", "timing"}),
     frozenset({"paths", "limits", "plugins"}),
     frozenset({"serve"}),  # the server's keys, auth handler and app: Aegra loads them by path
     frozenset({"providers"}),

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rat_agent.agent.parsing import (
+from rat_agent.parsing import (
     BULLET_MARKER,
     NUMBER_MARKER,
     STEP_MARKER,

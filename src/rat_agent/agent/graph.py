@@ -35,10 +35,15 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 
-from rat_agent.agent.baselines import answer_once, direct, retrieve_once, retrieve_once_failed
 from rat_agent.agent.context import Context
+from rat_agent.agent.methods.baselines import (
+    answer_once,
+    direct,
+    retrieve_once,
+    retrieve_once_failed,
+)
+from rat_agent.agent.methods.react import react
 from rat_agent.agent.nodes import RatNodes, context_of, has_next_step, reply, settings_of
-from rat_agent.agent.react import react
 from rat_agent.agent.remember import remember
 from rat_agent.agent.state import (
     ANSWER_ONCE,

@@ -31,8 +31,8 @@ from langgraph.errors import NodeError
 from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 
-from rat_agent.agent import parsing, prompts
-from rat_agent.agent.ahead import Ahead, key_of
+from rat_agent import parsing
+from rat_agent.agent import prompts
 from rat_agent.agent.context import Context
 from rat_agent.agent.extension import (
     Drafted,
@@ -45,6 +45,7 @@ from rat_agent.agent.extension import (
 )
 from rat_agent.agent.remember import check_memory, recall
 from rat_agent.agent.state import REVISE_STEP, Source, SourceKind, State, Step
+from rat_agent.ahead import Ahead, key_of
 from rat_agent.aio import Body, Wait, arun, ready, run
 from rat_agent.errors import ConfigError, RatError, RetrievalError, UnusableReply
 from rat_agent.limits import check_question

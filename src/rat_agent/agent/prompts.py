@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from rat_agent.agent.parsing import format_steps
+from rat_agent.parsing import format_steps
 
 if TYPE_CHECKING:  # the context's defaults are these texts, and the settings load light
     from langchain_core.messages import BaseMessage

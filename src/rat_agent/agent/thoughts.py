@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from langchain_core.documents import Document
 
-from rat_agent.agent import parsing
+from rat_agent import parsing
 from rat_agent.agent.state import Source, Step, ThoughtNote
 from rat_agent.errors import RatError
 from rat_agent.memory.thought import Origin, Thought, level_of, thought_id

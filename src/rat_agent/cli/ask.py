@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING, Any, get_args
 
 from rich.console import Console
 
-from rat_agent import timing
-from rat_agent.agent import parsing
+from rat_agent import parsing, timing
 from rat_agent.agent.context import CHOICES as KINDS
 from rat_agent.agent.context import Context
 from rat_agent.cli import on_interrupt, review

@@ -23,7 +23,8 @@ from typing import Any, Protocol
 
 from langgraph.runtime import Runtime
 
-from rat_agent.agent import parsing, prompts
+from rat_agent import parsing
+from rat_agent.agent import prompts
 from rat_agent.agent.context import Context
 from rat_agent.agent.extension import Drafted, Lookup, Model
 from rat_agent.agent.nodes import settings_of
@@ -115,7 +116,7 @@ class Domain(Protocol):
 
 
 class Repair:
-    """Plan repair with one domain: the loop's extension (agent/extension.PlanRepair)."""
+    """Plan repair with one domain: the loop's extension (extension.PlanRepair)."""
 
     def __init__(self, domain: Domain, settings: Settings | None = None):
         self.domain = domain

@@ -18,7 +18,8 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 
 from rat_agent.agent import prompts
-from rat_agent.agent.parsing import (
+from rat_agent.agent.prompts import as_messages, documents_block, heading
+from rat_agent.parsing import (
     BULLET_MARKER,
     STEP_MARKER,
     clean_reply,
@@ -27,7 +28,6 @@ from rat_agent.agent.parsing import (
     says_something,
     unbold,
 )
-from rat_agent.agent.prompts import as_messages, documents_block, heading
 
 # The grounded revision : the model first quotes the passage that
 # bears on the step, then writes the step from it; a small model copies a line it has just

@@ -15,7 +15,8 @@ from langgraph.errors import NodeError
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from rat_agent.agent import parsing, prompts
+from rat_agent import parsing
+from rat_agent.agent import prompts
 from rat_agent.agent.context import Context
 from rat_agent.agent.nodes import (
     RatNodes,

@@ -12,11 +12,8 @@ from __future__ import annotations
 
 import re
 import textwrap
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # light: the settings import this module through the prompts
-    from rat_agent.agent.state import Source, Step
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>\s*", re.DOTALL | re.IGNORECASE)
 _THINK_OPEN = re.compile(r"^.*?</(?:think|thinking|reasoning)>\s*", re.DOTALL | re.IGNORECASE)
@@ -290,12 +287,12 @@ def format_steps(steps: list[str]) -> str:
     return "\n".join(f"STEP {n}: {text}" for n, text in enumerate(steps, 1))
 
 
-def number_sources(steps: Sequence[Step]) -> tuple[list[list[int]], list[Source]]:
+def number_sources(steps: Sequence[Mapping[str, Any]]) -> tuple[list[list[int]], list[Any]]:
     """Each step's sources as numbers into one list, deduplicated by URL (else title).
 
     Dropped steps are not part of the answer, so they neither count nor cite."""
     numbers: dict[str, int] = {}
-    cited: list[Source] = []
+    cited: list[Any] = []
     refs: list[list[int]] = []
     for step in (s for s in steps if s["status"] != "dropped"):
         mine = []
@@ -309,7 +306,7 @@ def number_sources(steps: Sequence[Step]) -> tuple[list[list[int]], list[Source]
     return refs, cited
 
 
-def cited(answer: str, steps: Sequence[Step]) -> str:
+def cited(answer: str, steps: Sequence[Mapping[str, Any]]) -> str:
     """The answer as a reader gets it in text: the steps' sources numbered after it."""
     refs, sources = number_sources(steps)
     lines = [answer]

@@ -22,7 +22,8 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool
 from langgraph.runtime import Runtime
 
-from rat_agent.agent import parsing, prompts
+from rat_agent import parsing
+from rat_agent.agent import prompts
 from rat_agent.agent.context import Context
 from rat_agent.agent.nodes import (
     RatNodes,
