@@ -116,7 +116,7 @@ class Domain(Protocol):
 
 
 class Repair:
-    """Plan repair with one domain: the loop's extension (extension.PlanRepair)."""
+    """Plan repair with one domain: the loop's extension (agent/extension.PlanRepair)."""
 
     def __init__(self, domain: Domain, settings: Settings | None = None):
         self.domain = domain
