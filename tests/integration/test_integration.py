@@ -180,3 +180,31 @@ def test_local_tiny_answers_and_reuses_its_server() -> None:
     again = model.invoke("Name one colour.")
     assert again.usage_metadata is not None
     assert again.usage_metadata.get("input_token_details", {}).get("cache_read", 0) > 0
+
+
+def test_a_revision_begun_with_its_one_quotable_line_finishes_as_the_schema_asks() -> None:
+    """The local server continues plan repair's reply after the quote the schema fixes
+    (`reply.begun`): the reply holds that quote, and the rest keeps the schema's form."""
+    from langchain_core.messages import AIMessage
+
+    from rat_agent.agent.prompts import SYSTEM
+    from rat_agent.providers.call import ask
+    from rat_agent.repair import reply
+    from rat_minecraft.repair import REVISE_JSON
+
+    line = "Crafting: 8 Cobblestone gives 1 Furnace. Needs a Crafting Table."
+    documents = [{"title": "Furnace", "source": "wiki/Furnace", "content": line}]
+    messages = reply.grounded_messages(
+        SYSTEM, "How do I get a furnace?", "Make a furnace.", 2, documents, instruction=REVISE_JSON
+    )
+    schema = reply.revision_schema(reply.facts(documents, best=1), needs=True, none=False)
+    begun = reply.begun(schema)
+    assert begun is not None
+    model = get_chat_model("local-tiny", max_tokens=256)
+    text = ask(model, "revise", [*messages, AIMessage(begun.prefix)], grammar=begun.grammar)
+    data = json.loads(begun.joined(text))
+    assert list(data) == ["fact", "step", "needs"]
+    assert data["fact"] == line
+    assert 3 <= len(data["step"]) <= 300 and "\n" not in data["step"]
+    assert len(data["needs"]) <= 6 and all(1 <= len(n) <= 80 for n in data["needs"])
+    assert reply.parse_revision(begun.joined(text), 2).fact == line

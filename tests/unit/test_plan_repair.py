@@ -14,7 +14,7 @@ from typing import Any
 from unittest.mock import patch
 
 from fakes import ListRetriever, ScriptedModel, current_step, prompt_text, wiki_docs
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage
 
 from rat_agent import build_graph
 from rat_agent.repair import Settings
@@ -368,6 +368,43 @@ def test_json_replies_are_asked_for_with_the_quotable_lines() -> None:
     seen.clear()
     run(JsonModel(respond=respond, calls=[]))
     assert seen == []
+
+
+def test_a_server_that_prefills_is_sent_the_quote_as_the_replys_start() -> None:
+    """With one line to quote, the reply is begun with it and the model writes the rest
+    under a grammar; the step and its quote come out as from a whole reply."""
+    seen: list[dict[str, Any]] = []
+
+    class PrefillModel(ScriptedModel):
+        def _generate(
+            self,
+            messages: list[BaseMessage],
+            stop: Any = None,
+            run_manager: Any = None,
+            **kwargs: Any,
+        ) -> Any:
+            seen.append({"last": messages[-1], **kwargs})
+            return super()._generate(messages, stop, run_manager, **kwargs)
+
+    def respond(kind: str, messages: list[BaseMessage]) -> str:
+        if kind == "draft":
+            return "STEP 1: Get 2 logs."
+        return 'Chop 2 logs.",\n  "needs": ["an axe"]\n}'  # the rest only
+
+    with (
+        patch("rat_agent.agent.nodes.RatNodes.constrained", return_value=True),
+        patch("rat_agent.agent.nodes.RatNodes.prefills", return_value=True),
+    ):
+        result, _ = run(PrefillModel(respond=respond, calls=[]))
+    step = result["steps"][0]
+    assert (step["revised"], step["needs"]) == ("Chop 2 logs.", ["an axe"])
+    (revise,) = [c for c in seen if isinstance(c["last"], AIMessage)]
+    assert "response_format" not in revise and "response_format" not in revise["extra_body"]
+    begun = str(revise["last"].content)
+    # the one passage that matches the step best, as labelled
+    assert begun.startswith(('{\n  "fact": "1a. Page 1 says', '{\n  "fact": "2a. Page 2 says'))
+    assert begun.endswith(f'{step["fact"]}",\n  "step": "')
+    assert revise["extra_body"]["grammar"].startswith("%llguidance")
 
 
 def test_time_travel_to_a_step_after_a_repair() -> None:

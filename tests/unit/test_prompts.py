@@ -3,12 +3,13 @@ it revises."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 
 from rat_agent.agent.prompts import SYSTEM, revise_messages
-from rat_agent.repair.reply import revision_schema
+from rat_agent.repair.reply import begun, revision_schema
 
 SPELLINGS = (
     "</documents>",
@@ -56,3 +57,30 @@ def test_a_revision_schema_admits_every_part_of_a_long_answer_unchanged() -> Non
     short = revision_schema(["a line"], draft="Open the file.")["properties"]["step"]
     assert not _admits(short, "Open the file.\nThen more.")  # a one-line step stays one line
     assert not _admits(short, "x" * 301)
+
+
+def _rest(grammar: str) -> re.Pattern[str]:
+    """The step's rest in a `begun` grammar (lark's /regex/), as a Python pattern."""
+    (line,) = [g for g in grammar.splitlines() if g.startswith("STEP: /")]
+    return re.compile(line.removeprefix("STEP: /").removesuffix("/"))
+
+
+def test_a_reply_begun_at_its_step_admits_what_the_schema_does() -> None:
+    # the model reads the quote the schema fixes and writes the step's JSON string on
+    paragraph = 'Set "save" so Redis writes its snapshot to disk. ' * 8
+    item = "Set the I/O CPU list:\n   io-threads 4"
+    for part in (paragraph.strip(), item):
+        schema = revision_schema(["1a. a line"], needs=True, none=False, draft=part)
+        reply = begun(schema)
+        assert reply is not None
+        assert reply.prefix == '{\n  "fact": "1a. a line",\n  "step": "'
+        rest = _rest(reply.grammar)
+        assert rest.fullmatch(json.dumps(part)[1:])  # escapes count as the characters
+        assert not rest.fullmatch(json.dumps(part * 10)[1:])
+        assert '"\\n}"' in reply.grammar and "%json" in reply.grammar  # then "needs"
+    one_line = begun(revision_schema(["a line"], needs=True, none=False, draft="Open it."))
+    assert one_line is not None
+    assert not _rest(one_line.grammar).fullmatch(json.dumps("Open it.\nThen more.")[1:])
+    # a fact to choose is the model's to write
+    assert begun(revision_schema(["a line", "another"], none=False)) is None
+    assert begun(revision_schema(["a line"])) is None  # or "none"

@@ -34,9 +34,13 @@ class Model(Protocol):
         call: str,
         messages: list[BaseMessage],
         schema: dict[str, Any] | None = None,
+        whole: bool = False,
+        grammar: str | None = None,
     ) -> str: ...
 
     def constrained(self, ctx: Context) -> bool: ...
+
+    def prefills(self, ctx: Context) -> bool: ...
 
 
 class Drafted(NamedTuple):

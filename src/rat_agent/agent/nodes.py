@@ -123,12 +123,16 @@ class RatNodes:
         messages: list[BaseMessage],
         schema: dict[str, Any] | None = None,
         whole: bool = False,
+        grammar: str | None = None,
     ) -> str:
-        """One model call, tagged "rat:<call>"; with `schema`, the server enforces that JSON;
-        with `whole`, a reply cut at the token limit is returned empty. A call made ahead
-        with the same prompt and settings answers it (ahead.py)."""
-        key = self._key(ctx, call, messages, schema, whole)
-        return self.ahead.call(key, lambda: ask(self.model(ctx), call, messages, schema, whole))
+        """One model call, tagged "rat:<call>"; with `schema`, the server enforces that JSON,
+        with `grammar` that llama.cpp grammar; with `whole`, a reply cut at the token limit
+        is returned empty. A call made ahead with the same prompt and settings answers it
+        (ahead.py)."""
+        key = self._key(ctx, call, messages, schema, whole, grammar)
+        return self.ahead.call(
+            key, lambda: ask(self.model(ctx), call, messages, schema, whole, grammar)
+        )
 
     def asking(
         self,
@@ -139,7 +143,7 @@ class RatNodes:
         whole: bool = False,
     ) -> Wait[str]:
         """`ask` as a node's body waits on it: under an event loop, the model is awaited."""
-        key = self._key(ctx, call, messages, schema, whole)
+        key = self._key(ctx, call, messages, schema, whole, None)
 
         async def make() -> str:
             model = await asyncio.to_thread(self.model, ctx)  # a local model may start
@@ -157,14 +161,20 @@ class RatNodes:
         messages: list[BaseMessage],
         schema: dict[str, Any] | None,
         whole: bool,
+        grammar: str | None,
     ) -> str:
         settings = [ctx.model, ctx.temperature, ctx.max_tokens, id(self.llm)]
         prompt = [(m.type, m.content) for m in messages]
-        return key_of(call, settings, prompt, schema, whole, current_user())
+        return key_of(call, settings, prompt, schema, grammar, whole, current_user())
 
     def constrained(self, ctx: Context) -> bool:
         """Whether the model's server enforces a JSON schema on a reply (its profile)."""
         return self.llm is None and profile_of(ctx.model).schema
+
+    def prefills(self, ctx: Context) -> bool:
+        """Whether the model's server continues a reply begun in the prompt, under a grammar
+        for the rest (its profile)."""
+        return self.llm is None and profile_of(ctx.model).prefill
 
     def repair(self, ctx: Context) -> PlanRepair | None:
         """The run's plan repair extension, if its resolved settings switch one on."""

@@ -30,12 +30,15 @@ def ask(
     messages: list[BaseMessage],
     schema: dict[str, Any] | None = None,
     whole: bool = False,
+    grammar: str | None = None,
 ) -> str:
-    """The reply's text; with `schema`, the server is asked to enforce that JSON. With
-    `whole`, a reply the token limit cut short is returned empty: a revision that stops
-    mid-sentence would replace a whole step with part of one."""
+    """The reply's text; with `schema`, the server is asked to enforce that JSON, with
+    `grammar` that llama.cpp grammar. With `whole`, a reply the token limit cut short is
+    returned empty: a revision that stops mid-sentence would replace a whole step with part
+    of one."""
     with typed_errors():
-        reply = model.invoke(messages, _config(call), **schema_options(model, schema))
+        options = schema_options(model, schema, grammar)
+        reply = model.invoke(messages, _config(call), **options)
     return _text(reply, whole)
 
 
@@ -45,10 +48,12 @@ async def aask(
     messages: list[BaseMessage],
     schema: dict[str, Any] | None = None,
     whole: bool = False,
+    grammar: str | None = None,
 ) -> str:
     """`ask`, awaited."""
     with typed_errors():
-        reply = await model.ainvoke(messages, _config(call), **schema_options(model, schema))
+        options = schema_options(model, schema, grammar)
+        reply = await model.ainvoke(messages, _config(call), **options)
     return _text(reply, whole)
 
 
@@ -89,12 +94,17 @@ def typed_errors() -> Iterator[None]:
         raise ModelError(f"model call failed: {type(exc).__name__}: {_first_line(exc)}") from exc
 
 
-def schema_options(model: BaseChatModel, schema: dict[str, Any] | None) -> dict[str, Any]:
-    """The call options that ask the server to enforce `schema` (none without one)."""
+def schema_options(
+    model: BaseChatModel, schema: dict[str, Any] | None, grammar: str | None = None
+) -> dict[str, Any]:
+    """The call options that ask the server to enforce `schema`, or llama.cpp's `grammar`
+    (none without either)."""
+    body = getattr(model, "extra_body", None)
+    if grammar is not None:  # llama.cpp's own field: only a server that takes it is sent one
+        return {"extra_body": {**(body if isinstance(body, dict) else {}), "grammar": grammar}}
     if schema is None:
         return {}
     wanted = {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema}}
-    body = getattr(model, "extra_body", None)
     if isinstance(body, dict):
         # In the request body rather than as `response_format=`, which makes langchain-openai
         # parse the reply and raise on one cut at max_tokens; parse_revision reads a cut

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
 from rat_agent import parsing
@@ -279,7 +280,12 @@ class Repair:
                 instruction=self.domain.instruction(as_json),
             )
             schema = self.domain.schema(self.domain.quotable(documents, ctx)) if as_json else None
-            text = model.ask(ctx, "revise", messages, schema)
+            begun = reply.begun(schema) if schema and model.prefills(ctx) else None
+            if begun is not None:  # the quote is fixed: sent as the reply's start
+                messages = [*messages, AIMessage(begun.prefix)]
+                text = begun.joined(model.ask(ctx, "revise", messages, grammar=begun.grammar))
+            else:
+                text = model.ask(ctx, "revise", messages, schema)
             found, why = self.domain.reply(reply.parse_revision(text, number), meta["makes"])
         step["note"] = step["note"] or why
         if found.drop is not None:

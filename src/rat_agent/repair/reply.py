@@ -112,6 +112,63 @@ def revision_schema(
     }
 
 
+@dataclass(frozen=True)
+class Begun:
+    """A reply begun in the prompt: the start the schema fixes, and a grammar for the rest."""
+
+    prefix: str
+    grammar: str
+
+    def joined(self, reply: str) -> str:
+        """The whole reply: llama.cpp returns the begun part with the rest, others may not."""
+        return reply if reply.startswith(self.prefix) else self.prefix + reply
+
+
+# One character of a JSON string, as the schema's string allows it (a newline only where
+# the step may have several lines); "/" is escaped for lark's /regex/ literal.
+_CHAR = r'[^"\\\x00-\x1f]|\\["\\\/bfrt]|\\u[0-9a-fA-F]{4}'
+_BOUNDS = re.compile(r"\{(\d+),(\d+)\}")
+
+
+def begun(schema: dict[str, Any]) -> Begun | None:
+    """`revision_schema`'s reply begun up to its step, where every field before the step
+    has one value (a fact with one line to quote), with llguidance's grammar for the rest;
+    None where a field before the step has a choice. The model reads the fixed part as
+    prompt instead of writing it token by token. The layout is the one the bundled model
+    writes its JSON in, so its reply is the one it writes under the schema."""
+    properties: dict[str, dict[str, Any]] = schema["properties"]
+    names = list(properties)
+    if "step" not in names:
+        return None
+    at = names.index("step")
+    fixed = [properties[name].get("enum", []) for name in names[:at]]
+    if any(len(values) != 1 for values in fixed):
+        return None
+    prefix = "{\n"
+    for name, values in zip(names[:at], fixed, strict=True):
+        prefix += f"  {json.dumps(name)}: {json.dumps(values[0], ensure_ascii=False)},\n"
+    step = properties["step"]
+    bounds = _BOUNDS.search(step.get("pattern", ""))
+    low, high = (
+        (int(bounds.group(1)), int(bounds.group(2)))
+        if bounds
+        else (int(step.get("minLength", 0)), int(step.get("maxLength", 10_000)))
+    )
+    char = _CHAR if bounds else _CHAR + r"|\\n"
+    rest = names[at + 1 :]
+    start = [
+        "STEP",
+        *(f"{json.dumps(f',{chr(10)}  {json.dumps(n)}: ')} f{i}" for i, n in enumerate(rest)),
+    ]
+    lines = [
+        "%llguidance {}",
+        "start: " + " ".join(start) + ' "\\n}"',
+        f'STEP: /(?:{char}){{{low},{high}}}"/',
+        *(f"f{i}: %json {json.dumps(properties[n])}" for i, n in enumerate(rest)),
+    ]
+    return Begun(prefix + '  "step": "', "\n".join(lines) + "\n")
+
+
 def grounded_messages(
     system: str,
     question: str,
