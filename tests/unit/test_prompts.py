@@ -84,3 +84,13 @@ def test_a_reply_begun_at_its_step_admits_what_the_schema_does() -> None:
     # a fact to choose is the model's to write
     assert begun(revision_schema(["a line", "another"], none=False)) is None
     assert begun(revision_schema(["a line"])) is None  # or "none"
+
+
+def test_a_begun_reply_is_joined_only_where_it_is_the_rest() -> None:
+    reply = begun(revision_schema(["a line"], needs=True, none=False))
+    assert reply is not None
+    rest = 'Open it.",\n  "needs": []\n}'
+    assert json.loads(reply.joined(rest))["step"] == "Open it."  # the rest alone
+    assert reply.joined(reply.prefix + rest) == reply.prefix + rest  # llama.cpp: both
+    for whole in ('{"fact": "a line", "step": "Open it.", "needs": []}', "FACT: a line\nSTEP: x"):
+        assert reply.joined(whole) == whole  # a server that wrote its own reply

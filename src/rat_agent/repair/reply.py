@@ -120,8 +120,12 @@ class Begun:
     grammar: str
 
     def joined(self, reply: str) -> str:
-        """The whole reply: llama.cpp returns the begun part with the rest, others may not."""
-        return reply if reply.startswith(self.prefix) else self.prefix + reply
+        """The whole reply: llama.cpp returns the begun part with the rest, another server
+        may return the rest alone, or a whole reply of its own (JSON or labelled lines),
+        which stands as written."""
+        text = reply.lstrip()
+        whole = text.startswith("{") or _FIELD.match(text.split("\n", 1)[0])
+        return reply if reply.startswith(self.prefix) or whole else self.prefix + reply
 
 
 # One character of a JSON string, as the schema's string allows it (a newline only where
