@@ -57,6 +57,8 @@ class ScriptedModel(BaseChatModel):
 
     respond: Callable[[str, list[BaseMessage]], str]
     calls: list[tuple[str, list[BaseMessage]]] = Field(default_factory=list)
+    # each call's options (response_format, extra_body) beside the message it ends with
+    options: list[dict[str, Any]] = Field(default_factory=list)
     # like max_tokens: a longer reply is cut there and says so, as a server's does
     limit: int | None = None
 
@@ -73,6 +75,7 @@ class ScriptedModel(BaseChatModel):
     ) -> ChatResult:
         kind = kind_of(run_manager.tags if run_manager else None)
         self.calls.append((kind, messages))
+        self.options.append({"last": messages[-1], **kwargs})
         text = self.respond(kind, messages)
         cut = self.limit is not None and len(text) > self.limit
         metadata = {"finish_reason": "length" if cut else "stop"}

@@ -14,7 +14,7 @@ from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
 from rat_agent.errors import RequestRejected
-from rat_agent.providers.call import schema_options as _schema_options
+from rat_agent.providers.call import constraint_options
 from rat_agent.providers.local_chat import LocalChat, LocalServerError
 
 USAGE = {
@@ -95,7 +95,7 @@ def test_the_schema_goes_in_the_body_and_the_shared_model_is_unchanged(
 ) -> None:
     httpserver.expect_request("/v1/chat/completions").respond_with_handler(_completion)
     model = _model(httpserver)
-    options = _schema_options(model, {"type": "object"})
+    options = constraint_options(model, {"type": "object"})
     model.invoke("Hi", **options)
 
     body = httpserver.log[0][0].get_json()

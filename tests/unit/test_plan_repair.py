@@ -335,75 +335,51 @@ def test_the_repair_revision_does_not_see_the_revised_past() -> None:
 
 
 def test_json_replies_are_asked_for_with_the_quotable_lines() -> None:
-    seen: list[dict[str, Any]] = []
-
-    class JsonModel(ScriptedModel):
-        def _generate(
-            self,
-            messages: list[BaseMessage],
-            stop: Any = None,
-            run_manager: Any = None,
-            **kwargs: Any,
-        ) -> Any:
-            if "response_format" in kwargs:
-                seen.append(kwargs["response_format"])
-            return super()._generate(messages, stop, run_manager, **kwargs)
-
     def respond(kind: str, messages: list[BaseMessage]) -> str:
         if kind == "draft":
             return "STEP 1: Get 2 logs."
         return json.dumps({"fact": f"1a. {PAGE1}", "step": "Chop 2 logs.", "needs": []})
 
     # the model's profile says its server enforces a schema (providers/profiles.py)
+    model = ScriptedModel(respond=respond)
     with patch("rat_agent.agent.nodes.RatNodes.constrained", return_value=True):
-        result, _ = run(JsonModel(respond=respond, calls=[]))
+        result, _ = run(model)
     assert result["steps"][0]["revised"] == "Chop 2 logs."
     assert result["steps"][0]["fact"] == PAGE1
-    schema = seen[0]["json_schema"]["schema"]
+    (sent,) = [o["response_format"] for o in model.options if "response_format" in o]
+    schema = sent["json_schema"]["schema"]
     # the one passage that matches the step best (crafting's FACT_CHOICES), as labelled
     (line,) = schema["properties"]["fact"]["enum"]
     assert line.startswith(("1a. Page 1 says", "2a. Page 2 says"))
     assert schema["required"] == ["fact", "step", "needs"]
     # a model given in code has no profile: plain text
-    seen.clear()
-    run(JsonModel(respond=respond, calls=[]))
-    assert seen == []
+    plain = ScriptedModel(respond=respond)
+    run(plain)
+    assert not any("response_format" in o for o in plain.options)
 
 
 def test_a_server_that_prefills_is_sent_the_quote_as_the_replys_start() -> None:
     """With one line to quote, the reply is begun with it and the model writes the rest
     under a grammar; the step and its quote come out as from a whole reply."""
-    seen: list[dict[str, Any]] = []
-
-    class PrefillModel(ScriptedModel):
-        def _generate(
-            self,
-            messages: list[BaseMessage],
-            stop: Any = None,
-            run_manager: Any = None,
-            **kwargs: Any,
-        ) -> Any:
-            seen.append({"last": messages[-1], **kwargs})
-            return super()._generate(messages, stop, run_manager, **kwargs)
 
     def respond(kind: str, messages: list[BaseMessage]) -> str:
         if kind == "draft":
             return "STEP 1: Get 2 logs."
-        return 'Chop 2 logs.",\n  "needs": ["an axe"]\n}'  # the rest only
+        return ' "Chop 2 logs.",\n  "needs": ["an axe"]\n}'  # the rest only
 
     with (
         patch("rat_agent.agent.nodes.RatNodes.constrained", return_value=True),
         patch("rat_agent.agent.nodes.RatNodes.prefills", return_value=True),
     ):
-        result, _ = run(PrefillModel(respond=respond, calls=[]))
+        result, _ = run(model := ScriptedModel(respond=respond))
     step = result["steps"][0]
     assert (step["revised"], step["needs"]) == ("Chop 2 logs.", ["an axe"])
-    (revise,) = [c for c in seen if isinstance(c["last"], AIMessage)]
+    (revise,) = [o for o in model.options if isinstance(o["last"], AIMessage)]
     assert "response_format" not in revise and "response_format" not in revise["extra_body"]
     begun = str(revise["last"].content)
     # the one passage that matches the step best, as labelled
     assert begun.startswith(('{\n  "fact": "1a. Page 1 says', '{\n  "fact": "2a. Page 2 says'))
-    assert begun.endswith(f'{step["fact"]}",\n  "step": "')
+    assert begun.endswith(f'{step["fact"]}",\n  "step":')
     assert revise["extra_body"]["grammar"].startswith("%llguidance")
 
 
@@ -465,7 +441,7 @@ def test_an_openai_compatible_model_gets_the_schema_in_its_request_body() -> Non
     max_tokens; in the body, the server still enforces it and the reply stays text."""
     from langchain_openai import ChatOpenAI
 
-    from rat_agent.providers.call import schema_options as _schema_options
+    from rat_agent.providers.call import constraint_options
 
     model = ChatOpenAI(
         model="m",
@@ -473,7 +449,7 @@ def test_an_openai_compatible_model_gets_the_schema_in_its_request_body() -> Non
         base_url="http://127.0.0.1:9/v1",
         extra_body={"repeat_penalty": 1.1},
     )
-    options = _schema_options(model, {"type": "object"})
+    options = constraint_options(model, {"type": "object"})
     assert options == {
         "extra_body": {
             "repeat_penalty": 1.1,
@@ -484,7 +460,7 @@ def test_an_openai_compatible_model_gets_the_schema_in_its_request_body() -> Non
         }
     }
     assert model.extra_body == {"repeat_penalty": 1.1}  # the shared model is left as it was
-    assert _schema_options(model, None) == {}
+    assert constraint_options(model, None) == {}
 
 
 def test_a_prerequisite_an_earlier_step_has_made_since_is_dropped_unchecked() -> None:

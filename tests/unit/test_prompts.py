@@ -59,28 +59,20 @@ def test_a_revision_schema_admits_every_part_of_a_long_answer_unchanged() -> Non
     assert not _admits(short, "x" * 301)
 
 
-def _rest(grammar: str) -> re.Pattern[str]:
-    """The step's rest in a `begun` grammar (lark's /regex/), as a Python pattern."""
-    (line,) = [g for g in grammar.splitlines() if g.startswith("STEP: /")]
-    return re.compile(line.removeprefix("STEP: /").removesuffix("/"))
-
-
-def test_a_reply_begun_at_its_step_admits_what_the_schema_does() -> None:
-    # the model reads the quote the schema fixes and writes the step's JSON string on
+def test_a_reply_begun_at_its_step_holds_the_schema_for_the_rest() -> None:
+    # the model reads the quote the schema fixes and writes the rest under the schema's own
+    # fields, so the grammar cannot drift from the schema a server without prefill enforces
     paragraph = 'Set "save" so Redis writes its snapshot to disk. ' * 8
     item = "Set the I/O CPU list:\n   io-threads 4"
-    for part in (paragraph.strip(), item):
+    for part in (paragraph.strip(), item, "Open it."):
         schema = revision_schema(["1a. a line"], needs=True, none=False, draft=part)
         reply = begun(schema)
         assert reply is not None
-        assert reply.prefix == '{\n  "fact": "1a. a line",\n  "step": "'
-        rest = _rest(reply.grammar)
-        assert rest.fullmatch(json.dumps(part)[1:])  # escapes count as the characters
-        assert not rest.fullmatch(json.dumps(part * 10)[1:])
-        assert '"\\n}"' in reply.grammar and "%json" in reply.grammar  # then "needs"
-    one_line = begun(revision_schema(["a line"], needs=True, none=False, draft="Open it."))
-    assert one_line is not None
-    assert not _rest(one_line.grammar).fullmatch(json.dumps("Open it.\nThen more.")[1:])
+        assert reply.prefix == '{\n  "fact": "1a. a line",\n  "step":'
+        start, step, needs = reply.grammar.splitlines()[1:4]
+        assert start == 'start: " " f0 ",\\n  \\"needs\\": " f1 "\\n}"'
+        assert step == f"f0: %json {json.dumps(schema['properties']['step'])}"
+        assert needs == f"f1: %json {json.dumps(schema['properties']['needs'])}"
     # a fact to choose is the model's to write
     assert begun(revision_schema(["a line", "another"], none=False)) is None
     assert begun(revision_schema(["a line"])) is None  # or "none"
@@ -89,7 +81,7 @@ def test_a_reply_begun_at_its_step_admits_what_the_schema_does() -> None:
 def test_a_begun_reply_is_joined_only_where_it_is_the_rest() -> None:
     reply = begun(revision_schema(["a line"], needs=True, none=False))
     assert reply is not None
-    rest = 'Open it.",\n  "needs": []\n}'
+    rest = ' "Open it.",\n  "needs": []\n}'
     assert json.loads(reply.joined(rest))["step"] == "Open it."  # the rest alone
     assert reply.joined(reply.prefix + rest) == reply.prefix + rest  # llama.cpp: both
     for whole in ('{"fact": "a line", "step": "Open it.", "needs": []}', "FACT: a line\nSTEP: x"):

@@ -37,7 +37,7 @@ def ask(
     returned empty: a revision that stops mid-sentence would replace a whole step with part
     of one."""
     with typed_errors():
-        options = schema_options(model, schema, grammar)
+        options = constraint_options(model, schema, grammar)
         reply = model.invoke(messages, _config(call), **options)
     return _text(reply, whole)
 
@@ -52,7 +52,7 @@ async def aask(
 ) -> str:
     """`ask`, awaited."""
     with typed_errors():
-        options = schema_options(model, schema, grammar)
+        options = constraint_options(model, schema, grammar)
         reply = await model.ainvoke(messages, _config(call), **options)
     return _text(reply, whole)
 
@@ -94,7 +94,7 @@ def typed_errors() -> Iterator[None]:
         raise ModelError(f"model call failed: {type(exc).__name__}: {_first_line(exc)}") from exc
 
 
-def schema_options(
+def constraint_options(
     model: BaseChatModel, schema: dict[str, Any] | None, grammar: str | None = None
 ) -> dict[str, Any]:
     """The call options that ask the server to enforce `schema`, or llama.cpp's `grammar`

@@ -128,18 +128,13 @@ class Begun:
         return reply if reply.startswith(self.prefix) or whole else self.prefix + reply
 
 
-# One character of a JSON string, as the schema's string allows it (a newline only where
-# the step may have several lines); "/" is escaped for lark's /regex/ literal.
-_CHAR = r'[^"\\\x00-\x1f]|\\["\\\/bfrt]|\\u[0-9a-fA-F]{4}'
-_BOUNDS = re.compile(r"\{(\d+),(\d+)\}")
-
-
 def begun(schema: dict[str, Any]) -> Begun | None:
     """`revision_schema`'s reply begun up to its step, where every field before the step
     has one value (a fact with one line to quote), with llguidance's grammar for the rest;
     None where a field before the step has a choice. The model reads the fixed part as
     prompt instead of writing it token by token. The layout is the one the bundled model
-    writes its JSON in, so its reply is the one it writes under the schema."""
+    writes its JSON in, and the rest is the schema's own fields (llguidance's %json, as
+    llama.cpp enforces the whole schema), so the reply is the one it writes under it."""
     properties: dict[str, dict[str, Any]] = schema["properties"]
     names = list(properties)
     if "step" not in names:
@@ -151,26 +146,14 @@ def begun(schema: dict[str, Any]) -> Begun | None:
     prefix = "{\n"
     for name, values in zip(names[:at], fixed, strict=True):
         prefix += f"  {json.dumps(name)}: {json.dumps(values[0], ensure_ascii=False)},\n"
-    step = properties["step"]
-    bounds = _BOUNDS.search(step.get("pattern", ""))
-    low, high = (
-        (int(bounds.group(1)), int(bounds.group(2)))
-        if bounds
-        else (int(step.get("minLength", 0)), int(step.get("maxLength", 10_000)))
-    )
-    char = _CHAR if bounds else _CHAR + r"|\\n"
-    rest = names[at + 1 :]
-    start = [
-        "STEP",
-        *(f"{json.dumps(f',{chr(10)}  {json.dumps(n)}: ')} f{i}" for i, n in enumerate(rest)),
-    ]
+    # the prefix stops at the colon: the space and the quote after it are one token
+    joins = ['" "', *(json.dumps(f",\n  {json.dumps(n)}: ") for n in names[at + 1 :])]
     lines = [
         "%llguidance {}",
-        "start: " + " ".join(start) + ' "\\n}"',
-        f'STEP: /(?:{char}){{{low},{high}}}"/',
-        *(f"f{i}: %json {json.dumps(properties[n])}" for i, n in enumerate(rest)),
+        "start: " + " ".join(f"{j} f{i}" for i, j in enumerate(joins)) + ' "\\n}"',
+        *(f"f{i}: %json {json.dumps(properties[n])}" for i, n in enumerate(names[at:])),
     ]
-    return Begun(prefix + '  "step": "', "\n".join(lines) + "\n")
+    return Begun(prefix + '  "step":', "\n".join(lines) + "\n")
 
 
 def grounded_messages(
