@@ -1,7 +1,8 @@
 """What users get: the shipped defaults, unchanged, with the bundled model, on each kind of
 source. The Minecraft corpus switches its plan repair on and its plan is the answer; a Qdrant
 collection of ordinary prose and a web search (Tavily, faked on 127.0.0.1) run the paper's
-loop and write the answer from its steps."""
+loop and write the answer from its steps, from the draft the bundled model's profile
+declares for answers: one written from the task's passages."""
 
 from __future__ import annotations
 
@@ -62,11 +63,11 @@ def run(question: str, **source: str) -> tuple[dict[str, Any], list[str]]:
 
 
 def assert_the_papers_loop(result: dict[str, Any], kinds: list[str]) -> None:
-    """A chain of thought, then 2 calls a step and the answer: 2 + 2n calls for n draft
-    steps; n steps, each the model's revision or its draft, each with its sources; none
-    dropped or inserted."""
+    """A chain of thought written from the task's passages (the profile's draft), then 2
+    calls a step and the answer: 2 + 2n calls for n draft steps; n steps, each the model's
+    revision or its draft, each with its sources; none dropped or inserted."""
     steps = result["steps"]
-    assert steps and result["draft_from"] == "the model's chain of thought"
+    assert steps and result["draft_from"].startswith("a chain of thought written from ")
     assert kinds == ["draft"] + ["query", "revise"] * len(steps) + ["answer"]
     for step in steps:
         assert step["status"] in ("revised", "unchanged", "not_revised"), step
@@ -123,7 +124,8 @@ def test_a_web_search_runs_the_papers_loop(web: HTTPServer) -> None:
     result, kinds = run(QUESTION, retriever="tavily")
     assert_the_papers_loop(result, kinds)
     searched = [json.loads(r.get_data())["query"] for r, _ in web.log]
-    assert len(searched) == len(result["steps"])  # one search a step
+    assert searched[0] == QUESTION  # the sourced draft's search, then one a step
+    assert len(searched) == 1 + len(result["steps"])
     assert all(
         s["source"].startswith("https://alder-library.example/")
         for s in result["steps"][0]["sources"]

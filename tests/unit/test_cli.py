@@ -131,10 +131,11 @@ def test_show_prints_what_the_draft_was_and_each_change(
 ) -> None:
     assert rat("ask", "How?", "--retriever", "fake", "--thread", "t3") == 0
     brief = " ".join(capsys.readouterr().out.split())
-    assert "draft: 3 steps, the model's chain of thought" in brief
+    # the default model's profile drafts an answer from the task's passages
+    assert "draft: 3 steps, a chain of thought written from 3 passages" in brief
     assert rat("show", "t3") == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "draft: the model's chain of thought" in out
+    assert "draft: a chain of thought written from 3 passages" in out
     assert "FIXED make planks" in out and "make planks" in out
 
 

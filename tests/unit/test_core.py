@@ -241,6 +241,14 @@ def test_auto_is_resolved_once_from_the_models_profile() -> None:
     )
     chosen = nodes.resolve(Context(model="openai:gpt-4o-mini", draft="sourced", output="steps"))
     assert (chosen.draft, chosen.output) == ("sourced", "steps")
+    # the bundled model's profile drafts answers from the task's passages; a plan, as the
+    # paper does; a value the run sets wins
+    assert nodes.resolve(Context(model="local")).draft == "sourced"
+    assert nodes.resolve(Context(model="local", draft="cot")).draft == "cot"
+    assert nodes.resolve(Context(model="local", output="steps")).draft == "cot"
+    wiki = RatNodes(retriever=ListRetriever(documents=wiki_docs(2), metadata=dict(MINECRAFT)))
+    plan = wiki.resolve(Context(model="local"))
+    assert (plan.draft, plan.output, plan.repair) == ("cot", "steps", "minecraft")
     model = scripted()
     graph = build_graph(llm=model, retriever=ListRetriever(documents=PAGES))
     state = graph.invoke({"question": QUESTION}, context={"output": "steps"})

@@ -188,17 +188,19 @@ class RatNodes:
         """The run's choices, once, at its start: each "auto" is the model's profile
         (providers/profiles.py) or the paper's default, plan repair is the source's domain's
         (if one is installed), and the output is the steps where plan repair makes a plan,
-        the response written from them otherwise."""
+        the response written from them otherwise. A profile's draft is for answers: a plan
+        drafts as the paper does."""
         profile = profile_of(ctx.model) if self.llm is None else PAPER
         repair = resolve_repair(ctx.repair, ctx.method, lambda: self.domain(ctx))
         output = ctx.output
         if output == "auto":
             output = "steps" if repair != "off" else "answer"
+        answer_draft = profile.draft if output == "answer" else ""
         return replace(
             ctx,
             repair=repair,
             output=output,
-            draft=ctx.draft if ctx.draft != "auto" else profile.draft or "cot",
+            draft=ctx.draft if ctx.draft != "auto" else answer_draft or "cot",
             query_mode=ctx.query_mode if ctx.query_mode != "auto" else profile.query_mode or "llm",
         )
 
