@@ -117,9 +117,11 @@ def test_the_draft_is_edited_in_the_page_and_the_edit_is_checked(page: sync_api.
     first.fill("Find a wolf in a forest")
     page.get_by_role("button", name="Check these steps").click()
 
+    # the run's end first: while a step is checked, its draft and the revision being
+    # written are both on the page
+    expect(page.locator(".answer")).to_contain_text(f"answer to {question}", timeout=60_000)
     step = page.locator('.step[data-step="1"]')
-    expect(step.locator(".text")).to_contain_text("FIXED Find a wolf in a forest", timeout=60_000)
-    expect(page.locator(".answer")).to_contain_text(f"answer to {question}")
+    expect(step.locator(".text")).to_contain_text("FIXED Find a wolf in a forest")
 
 
 def test_rat_ui_starts_the_server_with_the_page(tmp_path: Path) -> None:
