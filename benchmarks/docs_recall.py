@@ -75,11 +75,11 @@ def _measure(collection: str, split: str, k: int) -> tuple[int, int, float]:
 
 def _read(collection: str, split: str, k: int, budgets: list[int]) -> dict[int, int]:
     """Per budget, the keys whose setting is in the passages kept within it."""
-    from rat_agent.agent.nodes import as_dict
     from rat_agent.eval import docs
     from rat_agent.retrieval import evidence
     from rat_agent.retrieval.qdrant import hybrid
     from rat_agent.retrieval.qdrant.client import locked_client
+    from rat_agent.services import as_dict
 
     found = dict.fromkeys(budgets, 0)
     for question in docs.load_questions():

@@ -24,6 +24,8 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"memory"}),
     frozenset({"ingest"}),
     frozenset({"persistence"}),
+    # how a node reaches the model and the source, and a run as a turn of a chat
+    frozenset({"services", "chat"}),
     frozenset({"agent"}),
     frozenset({"repair"}),  # the loop's extension: the core names it by import path
     frozenset({"tool", "timetravel"}),  # the graph as a LangChain tool; a run's checkpoints

@@ -43,7 +43,7 @@ from rat_agent.agent.methods.baselines import (
     retrieve_once_failed,
 )
 from rat_agent.agent.methods.react import react
-from rat_agent.agent.nodes import RatNodes, context_of, has_next_step, reply, settings_of
+from rat_agent.agent.nodes import RatNodes, context_of, has_next_step, settings_of
 from rat_agent.agent.remember import remember
 from rat_agent.agent.state import (
     ANSWER_ONCE,
@@ -64,6 +64,7 @@ from rat_agent.agent.state import (
     State,
 )
 from rat_agent.aio import node
+from rat_agent.chat import reply
 from rat_agent.errors import (
     ModelError,
     RequestRejected,

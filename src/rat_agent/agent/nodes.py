@@ -16,16 +16,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import asdict, replace
 from functools import partial
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
-from langchain_core.documents import Document
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langchain_core.retrievers import BaseRetriever
+from langchain_core.messages import BaseMessage
 from langgraph.config import get_stream_writer
 from langgraph.errors import NodeError
 from langgraph.runtime import Runtime
@@ -44,21 +40,18 @@ from rat_agent.agent.extension import (
     resolve_repair,
 )
 from rat_agent.agent.remember import check_memory, recall
-from rat_agent.agent.state import REVISE_STEP, Source, SourceKind, State, Step
-from rat_agent.ahead import Ahead, key_of
-from rat_agent.aio import Body, Wait, arun, ready, run
-from rat_agent.errors import ConfigError, RatError, RetrievalError, UnusableReply
+from rat_agent.agent.speculate import look_ahead
+from rat_agent.agent.state import REVISE_STEP, Source, SourceKind, State, Step, revised
+from rat_agent.ahead import key_of
+from rat_agent.aio import Body, Wait, ready, run
+from rat_agent.chat import new_turn, question_of, turns_of
+from rat_agent.errors import ConfigError, RetrievalError, UnusableReply
 from rat_agent.limits import check_question
-from rat_agent.providers.call import Call, aask, ask
 from rat_agent.providers.profiles import PAPER, profile_of
 from rat_agent.retrieval import check_retriever, get_retriever
-from rat_agent.retrieval.settings import EVIDENCE_KEY, EVIDENCE_TOKENS, PENALTY_KEY
-from rat_agent.serve.keys import check_user
 from rat_agent.served import current_user
+from rat_agent.services import Services, as_dict
 from rat_agent.text import shorten
-
-if TYPE_CHECKING:
-    from rat_agent.retrieval.evidence import Evidence
 
 log = logging.getLogger(__name__)
 SNIPPET_CHARS = 240
@@ -88,93 +81,11 @@ def settings_of(state: State, runtime: Runtime[Context] | None) -> Context:
     return context_of(runtime)
 
 
-class RatNodes:
-    """The node functions, bound to an optional model and retriever chosen in code.
-
-    Without overrides, each run builds (once per process, cached) the model and the
-    retriever its context names, so one compiled graph serves runs with different settings.
-    """
-
-    def __init__(self, llm: BaseChatModel | None = None, retriever: BaseRetriever | None = None):
-        self.llm = llm
-        self.retriever = retriever
-        self.ahead = Ahead()  # the calls made ahead of the loop (ahead.py)
+class RatNodes(Services):
+    """The node functions, bound to an optional model and retriever chosen in code
+    (services.py: how a node reaches the model and the source)."""
 
     settings = staticmethod(settings_of)
-
-    def model(self, ctx: Context) -> BaseChatModel:
-        """The run's chat model: the one passed to build_graph, else the context's. Every
-        model call and search asks first whether a served run's user still holds a key:
-        however a run started (a cron, a queued run, a resume or a fork of a checkpoint),
-        a revoked user's stops there."""
-        check_user(current_user())
-        if self.llm is not None:
-            return self.llm
-        from rat_agent.providers.chat import (
-            get_chat_model,  # lazy: provider clients are slow to import
-        )
-
-        return get_chat_model(ctx.model, temperature=ctx.temperature, max_tokens=ctx.max_tokens)
-
-    def ask(
-        self,
-        ctx: Context,
-        call: Call | str,
-        messages: list[BaseMessage],
-        schema: dict[str, Any] | None = None,
-        whole: bool = False,
-        grammar: str | None = None,
-    ) -> str:
-        """One model call, tagged "rat:<call>"; with `schema`, the server enforces that JSON,
-        with `grammar` that llama.cpp grammar; with `whole`, a reply cut at the token limit
-        is returned empty. A call made ahead with the same prompt and settings answers it
-        (ahead.py)."""
-        key = self._key(ctx, call, messages, schema, whole, grammar)
-        return self.ahead.call(
-            key, lambda: ask(self.model(ctx), call, messages, schema, whole, grammar)
-        )
-
-    def asking(
-        self,
-        ctx: Context,
-        call: Call | str,
-        messages: list[BaseMessage],
-        schema: dict[str, Any] | None = None,
-        whole: bool = False,
-    ) -> Wait[str]:
-        """`ask` as a node's body waits on it: under an event loop, the model is awaited."""
-        key = self._key(ctx, call, messages, schema, whole, None)
-
-        async def make() -> str:
-            model = await asyncio.to_thread(self.model, ctx)  # a local model may start
-            return await aask(model, call, messages, schema, whole)
-
-        return Wait(
-            partial(self.ask, ctx, call, messages, schema, whole),
-            lambda: self.ahead.acall(key, make),
-        )
-
-    def _key(
-        self,
-        ctx: Context,
-        call: Call | str,
-        messages: list[BaseMessage],
-        schema: dict[str, Any] | None,
-        whole: bool,
-        grammar: str | None,
-    ) -> str:
-        settings = [ctx.model, ctx.temperature, ctx.max_tokens, id(self.llm)]
-        prompt = [(m.type, m.content) for m in messages]
-        return key_of(call, settings, prompt, schema, grammar, whole, current_user())
-
-    def constrained(self, ctx: Context) -> bool:
-        """Whether the model's server enforces a JSON schema on a reply (its profile)."""
-        return self.llm is None and profile_of(ctx.model).schema
-
-    def prefills(self, ctx: Context) -> bool:
-        """Whether the model's server continues a reply begun in the prompt, under a grammar
-        for the rest (its profile)."""
-        return self.llm is None and profile_of(ctx.model).prefill
 
     def repair(self, ctx: Context) -> PlanRepair | None:
         """The run's plan repair extension, if its resolved settings switch one on."""
@@ -203,23 +114,6 @@ class RatNodes:
             draft=ctx.draft if ctx.draft != "auto" else answer_draft or "cot",
             query_mode=ctx.query_mode if ctx.query_mode != "auto" else profile.query_mode or "llm",
         )
-
-    def passages(
-        self, ctx: Context, documents: list[dict[str, str]], targets: list[str]
-    ) -> Evidence:
-        """The retrieved documents cut to their passages closest to `targets`, within the
-        source's budget of tokens (its metadata, else 600), and how well the best matches."""
-        from rat_agent.retrieval import evidence  # lazy: numpy and the embedder, for retrievals
-
-        if not documents:
-            return evidence.Evidence(documents, None)
-        metadata = getattr(self.retriever or get_retriever(ctx), "metadata", None) or {}
-        budget = int(metadata.get(EVIDENCE_KEY, EVIDENCE_TOKENS))
-        try:
-            return evidence.select(documents, targets, budget, metadata.get(PENALTY_KEY, 0.0))
-        except Exception as exc:  # the embedder failing must not cost the step its documents
-            log.warning("passage selection failed, showing whole documents: %s", exc)
-            return evidence.Evidence(documents, None)
 
     def lookup(self, state: State, ctx: Context) -> Wait[Lookup]:
         """How plan repair looks the step up (a plug-in's hook: in a thread when awaited)."""
@@ -337,8 +231,8 @@ class RatNodes:
     def to_query(self, state: State, runtime: Runtime[Context]) -> Body[dict[str, Any]]:
         """Q_i = ToQuery(I, T*_1..i-1, T_i); the steps after it start ahead (`speculate`)."""
         ctx = yield self.settled(state, runtime)
-        yield self._look_ahead(state, ctx)
-        query = yield from self._query(state, ctx)
+        yield look_ahead(self, state, ctx)
+        query = yield from self.query(state, ctx)
         i = state["index"]
         runtime.stream_writer(
             {
@@ -351,7 +245,7 @@ class RatNodes:
         )
         return {"query": query}
 
-    def _query(self, state: State, ctx: Context) -> Body[str]:
+    def query(self, state: State, ctx: Context) -> Body[str]:
         """The query for the current step; "" for a step dropped unchecked."""
         lookup: Lookup = yield self.lookup(state, ctx)
         if lookup.skip:
@@ -409,24 +303,6 @@ class RatNodes:
             return [*found.documents, *map(as_dict, thoughts)], found.support, problem
 
         return Wait(partial(self.ahead.call, key, make), partial(self.ahead.acall, key, amake))
-
-    def search(self, ctx: Context, query: str) -> list[dict[str, str]]:
-        """The knowledge source's top-k documents for a query, any failure typed; only for
-        a user who still holds a key (see `model`)."""
-        retriever = self.source(ctx)
-        with typed_search():
-            return [as_dict(d) for d in retriever.invoke(query)[: ctx.k]]
-
-    async def asearch(self, ctx: Context, query: str) -> list[dict[str, str]]:
-        """`search`, awaited."""
-        retriever = await asyncio.to_thread(self.source, ctx)
-        with typed_search():
-            return [as_dict(d) for d in (await retriever.ainvoke(query))[: ctx.k]]
-
-    def source(self, ctx: Context) -> BaseRetriever:
-        """The run's retriever, for a user who still holds a key."""
-        check_user(current_user())
-        return self.retriever or get_retriever(ctx)
 
     @staticmethod
     def retrieval_failed(state: State, error: NodeError) -> Command[str]:
@@ -492,7 +368,7 @@ class RatNodes:
         again); only a reply with nothing in it, or one the token limit cut short, keeps
         the draft otherwise."""
         past = revised(state["steps"])
-        messages = self._revise_messages(state, ctx, step["revised"])
+        messages = self.revise_messages(state, ctx, step["revised"])
         reply = yield self.asking(ctx, "revise", messages, whole=True)
         if parsing.keeps(reply):
             step["status"] = "unchanged"
@@ -504,7 +380,7 @@ class RatNodes:
         changed = parsing.normalize(text) != parsing.normalize(step["revised"])
         step["revised"], step["status"] = text, "revised" if changed else "unchanged"
 
-    def _revise_messages(self, state: State, ctx: Context, draft: str) -> list[BaseMessage]:
+    def revise_messages(self, state: State, ctx: Context, draft: str) -> list[BaseMessage]:
         return prompts.revise_messages(
             ctx.system_prompt,
             ctx.revise_prompt,
@@ -513,49 +389,6 @@ class RatNodes:
             draft,
             state.get("documents", []),
         )
-
-    def _look_ahead(self, state: State, ctx: Context) -> Wait[None]:
-        """Start steps i+1..i+d (d: `speculate`) as the loop would check them if the
-        steps from i on stayed as drafted; the paper's loop only (plan repair changes the
-        steps ahead)."""
-        bodies: list[Callable[[], Body[None]]] = []
-        if ctx.speculate > 0 and ctx.method == "rat" and self.repair(ctx) is None:
-            i, drafts = state["index"], list(state["drafts"])
-            done = revised(state["steps"])
-            for j in range(i + 1, min(len(drafts), i + 1 + ctx.speculate)):
-                past = [*done, *drafts[i:j]]
-                bodies.append(partial(self._step_ahead, ctx, state["question"], drafts, j, past))
-
-        def launch() -> None:
-            for body in bodies:
-                self.ahead.launch(partial(_run_new, body))
-
-        async def alaunch() -> None:
-            for body in bodies:
-                self.ahead.alaunch(partial(_arun_new, body))
-
-        return Wait(launch, alaunch)
-
-    def _step_ahead(
-        self, ctx: Context, question: str, drafts: list[str], j: int, past: list[str]
-    ) -> Body[None]:
-        """Step j's query, retrieval and revision, with `past` as its revised steps: the
-        calls the loop will claim if it gets there with that past."""
-        steps = [_guessed(text) for text in past]
-        ahead: State = {
-            "question": question,
-            "answer": "",
-            "drafts": drafts,
-            "index": j,
-            "steps": steps,
-        }
-        query = yield from self._query(ahead, ctx)
-        if not query:
-            return
-        documents, _, _ = yield self.found(ctx, query, [query, parsing.head(drafts[j])])
-        if documents:
-            messages = self._revise_messages({**ahead, "documents": documents}, ctx, drafts[j])
-            yield self.asking(ctx, "revise", messages, whole=True)
 
     def append_next(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """Move to T_i+1; the per-step scratch fields are cleared.
@@ -610,17 +443,6 @@ def check_sources(nodes: RatNodes, ctx: Context) -> Context:
     return ctx
 
 
-@contextmanager
-def typed_search() -> Iterator[None]:
-    """Any source's error as one typed, retryable error; the project's own pass through."""
-    try:
-        yield
-    except RatError:
-        raise
-    except Exception as exc:
-        raise RetrievalError(f"{type(exc).__name__}: {exc}") from exc
-
-
 def _sources_event(state: State, documents: Sequence[dict[str, str]], problem: str) -> None:
     """The custom stream's "sources" event; the error handler has no runtime, hence the
     writer from the run's config."""
@@ -646,42 +468,6 @@ def start_run(question: str, ctx: Context, **values: Any) -> dict[str, Any]:
         "draft_from": "",
         **values,
     }
-
-
-def question_of(state: State) -> str:
-    """The run's task: a chat client's last message if it is the user's (not yet answered),
-    else the `question` input; an empty one is bad input, not a model error."""
-    messages = state.get("messages") or []
-    if messages and isinstance(messages[-1], HumanMessage):
-        question = messages[-1].text.strip()
-    else:
-        question = (state.get("question") or "").strip()
-    if not question:
-        raise ConfigError("the question is empty")
-    return check_question(question)
-
-
-def new_turn(state: State, question: str) -> dict[str, Any]:
-    """A `question` input as the chat's next message; none for a chat client's own."""
-    messages = state.get("messages") or []
-    if messages and isinstance(messages[-1], HumanMessage):
-        return {}
-    return {"messages": [HumanMessage(question)]}
-
-
-def turns_of(state: State) -> list[tuple[str, str]]:
-    """A chat's turns before its last question, as (who, text)."""
-    earlier = (state.get("messages") or [])[:-1]
-    names = {"human": "User", "ai": "Assistant"}
-    return [(names[m.type], m.text) for m in earlier if m.type in names and m.text.strip()]
-
-
-def reply(state: State) -> dict[str, Any]:
-    """The answer as the chat's next message, its sources numbered after it (`sources`: the
-    same, as data)."""
-    _, sources = parsing.number_sources(state.get("steps", []))
-    text = parsing.cited(state.get("answer", ""), state.get("steps", []))
-    return {"messages": [AIMessage(text, additional_kwargs={"sources": sources})]}
 
 
 def reviewed_drafts(reply: Any, max_steps: int) -> list[str] | None:
@@ -711,19 +497,6 @@ def has_next_step(state: State) -> bool:
     return state["index"] < len(state["drafts"])
 
 
-def revised(steps: Sequence[Step]) -> list[str]:
-    """T*_1..i: every checked step the revision kept (dropped steps are not in it)."""
-    return [s["revised"] for s in steps if s["status"] != "dropped"]
-
-
-def as_dict(doc: Document) -> dict[str, str]:
-    meta = doc.metadata
-    source = str(meta.get("source") or meta.get("url") or meta.get("id") or "")
-    title = str(meta.get("title") or source or "untitled")
-    kind = "thought" if meta.get("kind") == "thought" else "document"
-    return {"title": title, "source": source, "content": doc.page_content, "kind": kind}
-
-
 def source_of(doc: dict[str, str]) -> Source:
     """A retrieved document as a step cites it: a snippet to show, and the text the step was
     shown, so what a step rests on can be checked."""
@@ -735,24 +508,4 @@ def source_of(doc: dict[str, str]) -> Source:
         "snippet": snippet,
         "kind": kind,
         "text": doc["content"][:TEXT_CHARS],
-    }
-
-
-def _run_new(body: Callable[[], Body[None]]) -> None:
-    run(body())
-
-
-async def _arun_new(body: Callable[[], Body[None]]) -> None:
-    await arun(body())
-
-
-def _guessed(text: str) -> Step:
-    """A step as the loop ahead assumes it: checked, and kept as drafted."""
-    return {
-        "draft": text,
-        "query": "",
-        "sources": [],
-        "revised": text,
-        "status": "unchanged",
-        "note": "",
     }

@@ -112,3 +112,8 @@ class State(OutputState, total=False):
     documents: list[dict[str, str]]  # Ri: title, source, content, for the step being revised
     support: float | None  # how well R_i's best passage matches step i (plan repair)
     retrieval_error: str
+
+
+def revised(steps: list[Step]) -> list[str]:
+    """T*_1..i: every checked step the revision kept (dropped steps are not in it)."""
+    return [s["revised"] for s in steps if s["status"] != "dropped"]

@@ -18,20 +18,13 @@ from langgraph.types import Command
 from rat_agent import parsing
 from rat_agent.agent import prompts
 from rat_agent.agent.context import Context
-from rat_agent.agent.nodes import (
-    RatNodes,
-    as_dict,
-    context_of,
-    new_turn,
-    question_of,
-    settings_of,
-    source_of,
-    start_run,
-)
+from rat_agent.agent.nodes import RatNodes, context_of, settings_of, source_of, start_run
 from rat_agent.agent.remember import recall
 from rat_agent.agent.state import ANSWER_ONCE, State, Step
 from rat_agent.aio import Body
+from rat_agent.chat import new_turn, question_of
 from rat_agent.errors import RetrievalError, UnusableReply
+from rat_agent.services import as_dict
 
 log = logging.getLogger(__name__)
 
