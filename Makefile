@@ -1,13 +1,14 @@
 # Two commands on a fresh machine:
 #   make demo   installs everything into .venv and runs RAT offline on the bundled model and corpus
-#   make test   installs the test tools too, then runs ruff, mypy and the tests (.ci/run calls it)
+#   make test   installs the test tools, PostgreSQL, Redis and Chromium too, then runs ruff, mypy
+#               and the tests (.ci/run calls it)
 
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --disable-pip-version-check -q -c constraints.txt
 QUESTION ?= How do I obtain a diamond pickaxe in Minecraft?
 
-.PHONY: install install-test install-serve serve serve-stop demo ui ui-build test test-fast lint bench clean
+.PHONY: install install-test install-serve test-services serve serve-stop demo ui ui-build test test-fast lint bench clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -41,8 +42,13 @@ lint: install-test
 	$(VENV)/bin/ruff format --check src tests benchmarks
 	$(VENV)/bin/mypy
 
-test: lint
-	$(VENV)/bin/python -m pytest -q
+# PostgreSQL, Redis and Debian's Chromium for the tests that drive them, installed as root
+# with apt-get; where one cannot be, a line says so and its tests skip, naming it (-rs).
+test-services:
+	bash scripts/test-services.sh
+
+test: lint test-services
+	$(VENV)/bin/python -m pytest -q -rs
 
 # The inner loop: the unit tests (fake models, real Qdrant, embeddings and SQLite), no lint.
 test-fast: install-test

@@ -3,6 +3,7 @@
 # connection needs the password this script generates (SCRAM), kept in DIR/password (0600).
 #
 #   scripts/postgres.sh install     install Debian's `postgresql` when no server binaries exist
+#   scripts/postgres.sh bin         print the folder holding the server binaries (exit 1: none)
 #   scripts/postgres.sh start DIR   initdb a cluster in DIR (once), start it on 127.0.0.1 at a
 #                                   free port, wait until it accepts connections, print its URL
 #                                   (the superuser's, with its password: keep it private)
@@ -182,8 +183,9 @@ url() {
 
 case "${1:-}" in
     install) install_server ;;
+    bin) find_bin ;;
     start) [[ $# == 2 ]] || die "usage: $0 start DIR"; start "$2" ;;
     stop) [[ $# == 2 ]] || die "usage: $0 stop DIR"; stop "$2" ;;
     url) [[ $# == 2 ]] || die "usage: $0 url DIR"; url "$2" ;;
-    *) die "usage: $0 install | start DIR | stop DIR | url DIR" ;;
+    *) die "usage: $0 install | bin | start DIR | stop DIR | url DIR" ;;
 esac

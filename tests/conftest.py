@@ -8,15 +8,16 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 # tests/postgres.py: a throwaway PostgreSQL server (postgres_url) and a fresh database per
-# test (postgres_db), started by scripts/postgres.sh.
-pytest_plugins = ["postgres"]
+# test (postgres_db), started by scripts/postgres.sh; tests/services.py: the needs() marker,
+# which skips a test whose server or browser is missing (fails it in CI).
+pytest_plugins = ["services", "postgres"]
 
 
 # The cache and data folders are kept (CI points them at fresh folders), and CI's demand
-# for PostgreSQL; every other RAT_* setting, and the sources' endpoints and keys, would
-# change what a test runs.
+# for every server and browser; every other RAT_* setting, and the sources' endpoints and
+# keys, would change what a test runs.
 _KEEP = frozenset(
-    {"RAT_CACHE_DIR", "RAT_DATA_DIR", "RAT_REQUIRE_POSTGRES", "RAT_TEST_POSTGRES_URL"}
+    {"RAT_CACHE_DIR", "RAT_DATA_DIR", "RAT_REQUIRE_SERVICES", "RAT_TEST_POSTGRES_URL"}
 )
 _SOURCES = (
     "QDRANT_URL",

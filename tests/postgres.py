@@ -2,8 +2,9 @@
 
 `scripts/postgres.sh` installs PostgreSQL when it is missing (as root, from Debian's packages)
 and starts a loopback-only cluster in a temporary folder. The tests that need it skip, saying
-why, only when it cannot be installed or started; with RAT_REQUIRE_POSTGRES=1 (CI) they fail
-instead. RAT_TEST_POSTGRES_URL points the tests at an existing server rather than starting one.
+why, only when it cannot be installed or started; with RAT_REQUIRE_SERVICES=1 (CI) they fail
+instead (tests/services.py). RAT_TEST_POSTGRES_URL points the tests at an existing server
+rather than starting one.
 
 A pytest plugin: tests/conftest.py loads it with `pytest_plugins = ["postgres"]`.
 """
@@ -17,20 +18,13 @@ import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NoReturn
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
+from services import unavailable
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "postgres.sh"
 START_TIMEOUT_S = 600  # a first start may install the server package
-
-
-def _unavailable(why: str) -> NoReturn:
-    message = f"PostgreSQL is not available: {why}"
-    if os.environ.get("RAT_REQUIRE_POSTGRES", "") not in ("", "0"):
-        pytest.fail(message + " (RAT_REQUIRE_POSTGRES is set)", pytrace=False)
-    pytest.skip(message)
 
 
 def _start(folder: str) -> str:
@@ -43,11 +37,11 @@ def _start(folder: str) -> str:
             check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        _unavailable(f"scripts/postgres.sh start failed: {exc}")
+        unavailable(f"PostgreSQL is not available: scripts/postgres.sh start failed: {exc}")
     lines = done.stdout.strip().splitlines()
     if done.returncode != 0 or not lines:
         why = " ".join(done.stderr.strip().splitlines()[-3:]) or f"exit {done.returncode}"
-        _unavailable(f"scripts/postgres.sh could not install or start it: {why}")
+        unavailable(f"PostgreSQL is not available: scripts/postgres.sh could not start it: {why}")
     return lines[-1]
 
 

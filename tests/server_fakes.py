@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
@@ -33,9 +32,8 @@ TESTS = REPO / "tests"
 CONFIG = REPO / "langgraph.json"
 STEPS = 3
 MODEL = "server_fakes:question_model"
-# The browser of the page's tests: Debian's Chromium, started as the machine's probe starts
-# it (no sandbox as root, no calls home).
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+# How the page's tests start Debian's Chromium (services.CHROMIUM), as the machine's probe
+# starts it (no sandbox as root, no calls home).
 FLAGS = [
     "--no-sandbox",
     "--disable-gpu",

@@ -25,6 +25,7 @@ from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.errors import AuthenticationError, NotFoundError
 
+pytestmark = pytest.mark.needs("postgresql", "redis")
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "serve.sh"
 CONTEXT = {"model": "fakes:tagged_model", "retriever": "fakes:make_retriever", "query_mode": "text"}

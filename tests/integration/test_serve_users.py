@@ -30,6 +30,7 @@ from langgraph_sdk.client import LangGraphClient
 
 from rat_agent.served import own_collection
 
+pytestmark = pytest.mark.needs("postgresql", "redis")
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "serve.sh"
 CONTEXT = {"model": "fakes:tagged_model", "retriever": "qdrant", "query_mode": "text", "k": 2}
@@ -273,11 +274,13 @@ def test_one_users_stuck_runs_keep_no_one_else_waiting(served: Served) -> None:
     run(go())
 
 
+@pytest.mark.needs("chromium")
 def test_the_page_asks_for_a_key_and_lists_only_that_users_runs(served: Served) -> None:
     """The web page on a keyed server: it asks for the key, then lists the runs of the key's
     user only (the server filters; the page shows what it is given)."""
     sync_api = pytest.importorskip("playwright.sync_api", reason="pip install 'rat-agent[dev]'")
-    from server_fakes import CHROMIUM, FLAGS
+    from server_fakes import FLAGS
+    from services import CHROMIUM
 
     async def seed() -> None:
         for user in ("alice", "bob"):

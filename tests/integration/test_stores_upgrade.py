@@ -16,6 +16,7 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 import pytest
 
+pytestmark = pytest.mark.needs("postgresql")
 ROOT = Path(__file__).resolve().parents[2]
 BEFORE_PASSWORDS = "7ba3d98"  # the last release whose postgres.sh used trust auth
 

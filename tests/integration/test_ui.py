@@ -20,7 +20,6 @@ from pathlib import Path
 import httpx
 import pytest
 from server_fakes import (
-    CHROMIUM,
     FLAGS,
     MODEL,
     RETRIEVER,
@@ -30,6 +29,7 @@ from server_fakes import (
     free_port,
     server_env,
 )
+from services import CHROMIUM
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="pip install 'rat-agent[dev]'")
 pytest.importorskip("langgraph_api", reason="needs the server: pip install 'langgraph-cli[inmem]'")
@@ -49,8 +49,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
 
 @pytest.fixture
 def page(server: DevServer) -> Iterator[sync_api.Page]:
-    if not Path(CHROMIUM).exists():
-        pytest.fail("Debian's chromium is not installed: apt-get install chromium")
     outside: list[str] = []
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
@@ -70,6 +68,7 @@ def ask(page: sync_api.Page, question: str) -> None:
     page.get_by_role("button", name="Ask").click()
 
 
+@pytest.mark.needs("chromium")
 def test_a_question_shows_its_draft_revisions_sources_and_cited_answer(
     page: sync_api.Page,
 ) -> None:
@@ -106,6 +105,7 @@ def test_a_question_shows_its_draft_revisions_sources_and_cited_answer(
     expect(page.locator(".answer")).to_contain_text(f"answer to {question}")
 
 
+@pytest.mark.needs("chromium")
 def test_the_draft_is_edited_in_the_page_and_the_edit_is_checked(page: sync_api.Page) -> None:
     expect = sync_api.expect
     question = "How do I tame a wolf?"
