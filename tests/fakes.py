@@ -303,3 +303,33 @@ def pdf_drawing(
         xref,
     )
     return bytes(out)
+
+
+def keeping_model(temperature: float = 0.0) -> ScriptedModel:
+    """A model by import path whose every revision keeps its step (`fakes:keeping_model`)."""
+    return ScriptedModel(respond=lambda kind, messages: "KEEP", calls=[])
+
+
+def reading_model(temperature: float = 0.0) -> ScriptedModel:
+    """A model by import path that revises a step from the documents shown: where a shown
+    passage names the step's setting, the step takes the default that passage states
+    ("Defaults to X", "The default is X", "X (the default)"); otherwise it keeps the step
+    (`fakes:reading_model`)."""
+    import re
+
+    def respond(kind: str, messages: list[BaseMessage]) -> str:
+        assert kind == "revise"
+        step, text = current_step(messages), prompt_text(messages)
+        setting = re.match(r"When (\S+?)=? is not set", step)
+        shown = re.findall(
+            r"^\[\d+\] [^\n]*\n(\S+?)=?\n(.*?)(?=\n\n|\n</documents>)", text, re.M | re.S
+        )
+        for named, passage in shown:
+            stated = re.search(
+                r"(?:[Dd]efaults? to|default is) \"?([\w.-]+)", passage
+            ) or re.search(r"(\w+) \(the default\)", passage)
+            if setting and named == setting.group(1) and stated:
+                return re.sub(r"uses \"?[\w.-]+\"?\.$", f"uses {stated.group(1)}.", step)
+        return "KEEP"
+
+    return ScriptedModel(respond=respond, calls=[])

@@ -251,6 +251,19 @@ def keeps(reply: str) -> bool:
     return re.fullmatch(r"\W*keep\W*", strip_thinking(reply).strip(), re.IGNORECASE) is not None
 
 
+def revision(reply: str, draft: str, number: int) -> tuple[str | None, bool]:
+    """What a revision reply makes of step `number`: its text and whether it changed the
+    draft. KEEP keeps the draft (a step that stands costs one word to say so, not the step
+    written out again); a reply with nothing in it, or one the token limit cut short, gives
+    None: the draft is kept, and the caller says why."""
+    if keeps(reply):
+        return draft, False
+    text = pick_step(clean_reply(reply), number)
+    if not says_something(text):
+        return None, False
+    return text, normalize(text) != normalize(draft)
+
+
 def says_something(text: str) -> bool:
     """Whether a reply says anything at all (at least a few letters or digits)."""
     return sum(ch.isalnum() for ch in text) >= 3

@@ -367,17 +367,13 @@ class RatNodes(Services):
         drafted (a step that stands costs one word to say so, not the step written out
         again); only a reply with nothing in it, or one the token limit cut short, keeps
         the draft otherwise."""
-        past = revised(state["steps"])
+        number = len(revised(state["steps"])) + 1
         messages = self.revise_messages(state, ctx, step["revised"])
         reply = yield self.asking(ctx, "revise", messages, whole=True)
-        if parsing.keeps(reply):
-            step["status"] = "unchanged"
-            return
-        text = parsing.pick_step(parsing.clean_reply(reply), len(past) + 1)
-        if not parsing.says_something(text):
+        text, changed = parsing.revision(reply, step["revised"], number)
+        if text is None:
             step["note"] = f"the model's revision was empty or cut short; {KEPT}"
             return
-        changed = parsing.normalize(text) != parsing.normalize(step["revised"])
         step["revised"], step["status"] = text, "revised" if changed else "unchanged"
 
     def revise_messages(self, state: State, ctx: Context, draft: str) -> list[BaseMessage]:

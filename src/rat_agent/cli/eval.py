@@ -49,11 +49,15 @@ def add_command(sub: Any) -> None:
     cmd.add_argument(
         "--benchmark",
         default="minecraft",
-        help="humaneval, docs, postgres, an installed plug-in's (minecraft, the default), or "
-        "a how-to set's dataset file (.json)",
+        help="humaneval, revision (one revision a case: what it fixes and breaks), docs, "
+        "postgres, an installed plug-in's (minecraft, the default), or a how-to set's dataset "
+        "file (.json)",
     )
     cmd.add_argument(
-        "--methods", default=",".join(ALL_METHODS), help="comma-separated methods (default: all)"
+        "--methods",
+        default=None,
+        help="comma-separated methods (default: the benchmark's own, else all: "
+        f"{','.join(ALL_METHODS)})",
     )
     cmd.add_argument("--model", default="local")
     cmd.add_argument(
@@ -162,10 +166,12 @@ def eval_command(args: argparse.Namespace) -> int:
         raise ConfigError(f"rat eval needs {', '.join(missing)}: pip install 'rat-agent[eval]'")
     from rat_agent.eval import benchmark, runner
     from rat_agent.eval.plots import plot
+    from rat_agent.eval.runner import ALL_METHODS
 
     bench = benchmark.get(args.benchmark)
 
-    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    listed = args.methods if args.methods is not None else ",".join(bench.methods or ALL_METHODS)
+    methods = [m.strip() for m in listed.split(",") if m.strip()]
     if not methods:
         raise ConfigError("no methods given")
     ks = [int(k) for k in args.pass_k.split(",") if k.strip()]
@@ -232,6 +238,7 @@ def eval_command(args: argparse.Namespace) -> int:
                 grounding=bench.grounding,
                 packages=bench.packages,
                 harness=bench.harness,
+                invoke=bench.invoke,
             )
     if not results:
         raise ConfigError("no runs computed yet for these settings")

@@ -1,8 +1,9 @@
 """What `rat eval` runs: a benchmark's tasks, how an answer is scored, and the settings its
 tasks run at unless a flag says otherwise.
 
-Built in: HumanEval (eval/humaneval.py) and the how-to question sets, one dataset file each
-(eval/docs/*.json; `rat eval --benchmark path/to/set.json` runs one of your own). An
+Built in: HumanEval (eval/humaneval.py), the how-to question sets, one dataset file each
+(eval/docs/*.json; `rat eval --benchmark path/to/set.json` runs one of your own), and the
+revision benchmark (eval/revision.py), one revision a case. An
 installed plug-in adds its own by the entry point "rat_agent.benchmarks"
 (rat_agent.plugins): the bundled Minecraft domain's planning suite is one.
 """
@@ -16,7 +17,7 @@ from typing import Any
 
 from rat_agent import plugins
 from rat_agent.errors import ConfigError
-from rat_agent.eval.runner import Case, Grounding, Result, Scorer
+from rat_agent.eval.runner import Case, Grounding, Invoke, Result, Scorer
 
 
 @dataclass(frozen=True)
@@ -49,21 +50,27 @@ class Benchmark:
     # modules that only ask and score, which `--rescore` may change.
     packages: tuple[str, ...] = ()
     harness: frozenset[str] = frozenset()
+    # A benchmark of one call rather than a graph run (the revision benchmark), and the
+    # methods it runs when --methods does not say (None: every method).
+    invoke: Invoke | None = None
+    methods: tuple[str, ...] | None = None
 
 
 def names() -> list[str]:
     """Every benchmark by name: built-in, then installed."""
     from rat_agent.eval import docs
 
-    return ["humaneval", *docs.SETS, *sorted(plugins.installed(plugins.BENCHMARKS))]
+    return ["humaneval", "revision", *docs.SETS, *sorted(plugins.installed(plugins.BENCHMARKS))]
 
 
 def get(name: str) -> Benchmark:
     """The benchmark `name` names: built in, installed, or a how-to set's dataset file."""
-    from rat_agent.eval import docs, humaneval
+    from rat_agent.eval import docs, humaneval, revision
 
     if name == "humaneval":
         return humaneval.BENCHMARK
+    if name == "revision":
+        return revision.BENCHMARK
     if name in docs.SETS:
         return docs.benchmark(docs.SETS[name])
     if name in plugins.installed(plugins.BENCHMARKS):

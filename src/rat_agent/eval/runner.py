@@ -60,6 +60,9 @@ class Score(NamedTuple):
 
 
 Scorer = Callable[[Case, str], Score]
+# A run that is not the graph's: a case, its settings and the run's config (callbacks) give
+# the output, whose "answer" is scored.
+Invoke = Callable[[Case, dict[str, Any], Any], dict[str, Any]]
 # How much of a right answer its cited passages give (case, answer, the texts it cites).
 Grounding = Callable[[Case, str, list[str]], float]
 
@@ -157,6 +160,7 @@ def run(
     grounding: Grounding | None = None,
     packages: Sequence[str] = (),
     harness: frozenset[str] = frozenset(),
+    invoke: Invoke | None = None,
 ) -> list[Result]:
     """Every (case, method) result, from the cache where it is already there.
 
@@ -178,6 +182,7 @@ def run(
 
     `grounding` scores each answer again against the passages its steps cite. `packages`
     are the plug-ins the benchmark runs on, whose code (less `harness`) keys results too.
+    `invoke` runs a case in place of the graph (one call, as the revision benchmark makes).
     """
     from langgraph.checkpoint.base import BaseCheckpointSaver  # not at import: `rat --help`
 
@@ -219,7 +224,10 @@ def run(
             # A thread id per run: with a many-slot local server, concurrent runs then keep
             # a slot pair each (LocalChat.slot) instead of sharing one.
             config: Any = {"callbacks": [stats], "configurable": {"thread_id": key}}
-            output = graph.invoke({"question": case.question}, config, context=settings)
+            if invoke is not None:
+                output = invoke(case, settings, config)
+            else:
+                output = graph.invoke({"question": case.question}, config, context=settings)
             answer, error = str(output["answer"]), ""
         except ConfigError:
             raise
@@ -287,7 +295,8 @@ def rescored(result: Result, checked: Score) -> Result:
 
 
 def table(results: Sequence[Result], score_name: str = "executable", ks: Sequence[int] = ()) -> str:
-    """Score and mean cost per run, per method, as Markdown.
+    """Score and mean cost per run, per method, as Markdown: model calls, prompt tokens the
+    model processed (and those its server answered from cache), tokens decoded, seconds.
 
     With several samples per task, the score is pass@1 (the mean over tasks of the share of
     samples that pass), and each k in `ks` adds the unbiased pass@k estimate of the Codex
@@ -300,8 +309,8 @@ def table(results: Sequence[Result], score_name: str = "executable", ks: Sequenc
         score_name,
         *(f"pass@{k}" for k in ks),
         "model calls",
-        "prompt tokens (cached)",
-        "completion tokens",
+        "prompt tokens processed (cached)",
+        "tokens decoded",
         "wall s",
     ]
     grounds = any(r.grounded is not None for r in results)
@@ -316,9 +325,10 @@ def table(results: Sequence[Result], score_name: str = "executable", ks: Sequenc
             cells.append(f"{sum(known) / len(known):.0%}" if len(known) == len(mine) else "-")
         cells += [f"{pass_at_k(list(tasks.values()), k):.0%}" for k in ks]
         cost = mean_stats(mine)
+        processed = cost["prompt_tokens"] - cost["cached_prompt_tokens"]
         cells += [
             f"{cost['model_calls']:.1f}",
-            f"{cost['prompt_tokens']:.0f} ({cost['cached_prompt_tokens']:.0f})",
+            f"{processed:.0f} ({cost['cached_prompt_tokens']:.0f})",
             f"{cost['completion_tokens']:.0f}",
             f"{cost['wall_seconds']:.1f}",
         ]
