@@ -4,7 +4,8 @@ langgraph.json names each graph by module ("rat_agent.agent.graph:graph"); Aegra
 graph from a file path. Its own PostgreSQL checkpointer replaces ours (the "checkpointer"
 entry), so that is left out. `--auth module:attribute` names the LangGraph SDK Auth object
 that authenticates every request (scripts/serve.sh passes rat_agent.serve.auth:auth), and
-`--app module:attribute` the FastAPI app Aegra serves its routes from (rat_agent.serve.app:app).
+`--app module:attribute` the FastAPI app Aegra serves its routes from (rat_agent.serve.app:app),
+`--cors-origins` the other origins whose pages may call the API (none by default).
 Usage: python scripts/aegra_config.py langgraph.json [--auth M:A] [--app M:A] > aegra.json
 """
 
@@ -31,6 +32,12 @@ def main() -> None:
     parser.add_argument("langgraph_json", type=Path)
     parser.add_argument("--auth", default="", help="module:attribute of the Auth object")
     parser.add_argument("--app", default="", help="module:attribute of the FastAPI app")
+    parser.add_argument(
+        "--cors-origins",
+        default="",
+        help="comma-separated origins whose pages may call the API (default: none; the page "
+        "at /ui is served from the API's own origin)",
+    )
     args = parser.parse_args()
     config = json.loads(args.langgraph_json.read_text())
     graphs = {}
@@ -40,8 +47,12 @@ def main() -> None:
     aegra: dict[str, object] = {"graphs": graphs}
     if args.auth:
         aegra["auth"] = {"path": args.auth}
+    # Aegra's default lets every origin call the API from a browser; only those listed may.
+    origins = [o.strip() for o in args.cors_origins.split(",") if o.strip()]
+    http: dict[str, object] = {"cors": {"allow_origins": origins, "allow_credentials": False}}
     if args.app:
-        aegra["http"] = {"app": args.app}
+        http["app"] = args.app
+    aegra["http"] = http
     print(json.dumps(aegra, indent=2))
 
 

@@ -22,6 +22,8 @@
 # RAT_SERVE_AUTH=keys insists on it, RAT_SERVE_AUTH=off serves everyone as one user and is
 # refused on any address but loopback. With auth on, the context's import paths (models,
 # retrievers) may name only the modules in $RAT_IMPORTS (comma-separated; none by default).
+# RAT_SERVE_CORS_ORIGINS: comma-separated origins of other web apps whose pages may call the
+# API (none by default; the page at /ui is the API's own origin).
 # The workers see the environment this script is started with: RAT_* settings, QDRANT_URL,
 # provider keys; never a model hub (HF_HUB_OFFLINE=1 unless set). Installs Debian's
 # redis-server and postgresql as root when they are missing.
@@ -149,7 +151,7 @@ configure() {
     rm -f "$DIR/imports"
     [[ "$mode" == keys ]] && echo "${RAT_IMPORTS-}" >"$DIR/imports"
     "$PY" "$ROOT/scripts/aegra_config.py" "$ROOT/langgraph.json" --app "$APP_PATH" "${auth[@]}" \
-        >"$DIR/aegra.json.tmp"
+        --cors-origins "${RAT_SERVE_CORS_ORIGINS:-}" >"$DIR/aegra.json.tmp"
     mv "$DIR/aegra.json.tmp" "$DIR/aegra.json"
     if [[ "$mode" == keys ]]; then log "auth on: keys from $keys"; else log "auth off: all requests are one user"; fi
 }

@@ -16,6 +16,9 @@ CONTEXT_BYTES = 16_384  # a run's context as JSON
 INGEST_ITEMS = 100  # files, folders or URLs in one ingest
 INGEST_ITEM_CHARS = 4_096  # one path or URL
 REQUEST_BYTES = 1 << 20  # one HTTP request body
+# How deep a request's JSON may nest: well below the 255 levels the server's reply writer
+# (orjson) takes, so whatever is stored can be read back out.
+JSON_DEPTH = 64
 
 
 class TooLarge(ConfigError):

@@ -606,6 +606,20 @@ def test_requests_past_the_bounds_or_that_the_database_cannot_store_get_a_4xx(
                 '{"assistant_id": "rat", "context": {"x": ' + "[" * 5000 + "]" * 5000 + "}}"
             )
             assert deep.status_code == 422 and "nested" in deep.json()["message"]
+            # what the server could store but not write back: refused, and her list works
+            threads = f"{served.urls[1]}/threads"
+            nested = '{"metadata": ' + '{"a": ' * 300 + "1" + "}" * 300 + "}"
+            for body in (nested, '{"metadata": {"a": 1E400}}'):
+                made = await http.post(threads, content=body, headers=headers)
+                assert made.status_code == 422, made.text
+            listed = await http.post(f"{served.urls[0]}/threads/search", json={}, headers=headers)
+            assert listed.status_code == 200 and thread in {t["thread_id"] for t in listed.json()}
+            stored = await http.put(
+                f"{served.urls[1]}/store/items",
+                content='{"namespace": ["notes"], "key": "k", "value": {"a": 1e999}}',
+                headers=headers,
+            )
+            assert stored.status_code == 422, stored.text
             # Aegra's event-streaming commands start runs without the auth handler
             command = {
                 "id": 1,
@@ -659,6 +673,33 @@ def test_requests_past_the_bounds_or_that_the_database_cannot_store_get_a_4xx(
         assert clash.value.response.status_code == 409
 
     run(go())
+
+
+def test_the_page_serves_nothing_to_a_stranger_and_no_page_loads_from_outside(
+    served: Served,
+) -> None:
+    """/ui/options names the server's provider keys, defaults and sources: a key's user only.
+    No FastAPI /docs or /redoc (they load a CDN's scripts on the page's origin), and no
+    other origin's page may call the API (Aegra's default CORS lets every origin)."""
+    url = served.urls[1]
+    keyed = {"x-api-key": served.keys["alice"]}
+    with httpx.Client(timeout=30) as http:
+        assert http.get(f"{url}/ui/options").status_code == 401
+        bad = http.get(f"{url}/ui/options", headers={"x-api-key": served.keys["alice"] + "x"})
+        assert bad.status_code == 401
+        shown = http.get(f"{url}/ui/options", headers=keyed)
+        assert shown.status_code == 200 and "models" in shown.json()
+        assert http.get(f"{url}/ui/").status_code == 200  # the page itself asks for the key
+        for page in ("/docs", "/redoc"):
+            assert http.get(f"{url}{page}").status_code == 404
+        elsewhere = {**keyed, "origin": "http://127.0.0.9:8000"}
+        answered = http.post(f"{url}/threads/search", json={}, headers=elsewhere)
+        assert "access-control-allow-origin" not in answered.headers
+        preflight = http.options(
+            f"{url}/threads/search",
+            headers={"origin": "http://127.0.0.9:8000", "access-control-request-method": "POST"},
+        )
+        assert "access-control-allow-origin" not in preflight.headers
 
 
 def test_the_stores_take_only_their_passwords_and_the_files_are_private(served: Served) -> None:

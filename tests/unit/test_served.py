@@ -535,6 +535,31 @@ def test_a_list_of_runs_is_held_to_the_bounds_too() -> None:
     assert _refusal(b'[{"input": {"question": "How?"}}, 3]') is None
 
 
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        ('{"metadata": ' + '{"a": ' * 65 + "1" + "}" * 65 + "}", "nested more than 64"),
+        ('{"metadata": {"x": ' + "[" * 300 + "]" * 300 + "}}", "nested more than 64"),
+        ('{"value": {"a": 1e999}}', "too large for JSON"),
+        ('{"metadata": {"a": -1E400}}', "too large for JSON"),
+    ],
+)
+def test_what_the_reply_writer_could_not_write_back_is_refused(body: str, why: str) -> None:
+    from rat_agent.serve.app import _refusal
+
+    refused = _refusal(body.encode())
+    assert refused is not None and refused[0] == 422 and why in refused[1]
+
+
+def test_json_as_deep_as_the_bound_and_large_finite_numbers_pass() -> None:
+    from rat_agent.limits import JSON_DEPTH
+    from rat_agent.serve.app import _refusal
+
+    deepest = '{"a": ' * (JSON_DEPTH - 1) + "[1]" + "}" * (JSON_DEPTH - 1)
+    assert _refusal(deepest.encode()) is None
+    assert _refusal(b'{"metadata": {"a": 1e308, "b": -2.5e-300}}') is None
+
+
 def test_a_small_pdf_never_becomes_a_mountain_of_text(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -29,7 +29,8 @@ function refused(error: unknown): boolean {
 }
 
 export function App() {
-  const [key, setKey] = useState(() => localStorage.getItem(KEY) ?? "");
+  // The tab's session only: the key is gone when the tab closes, and "Forget key" drops it.
+  const [key, setKey] = useState(() => sessionStorage.getItem(KEY) ?? "");
   const [askKey, setAskKey] = useState(false);
   const client = useClient(key);
   const [options, setOptions] = useState<Options | null>(null);
@@ -43,14 +44,20 @@ export function App() {
   const [past, setPast] = useState<Past[]>([]);
 
   useEffect(() => {
-    fetch("options")
-      .then((r) => r.json())
+    fetch("options", { headers: key ? { "x-api-key": key } : {} })
+      .then((r) => {
+        if (r.status === 401) throw new Error("401");
+        return r.json();
+      })
       .then((o: Options) => {
         setOptions(o);
         setSettings({ model: o.model, retriever: o.retriever, collection: o.collection, method: o.method });
       })
-      .catch(() => setOptions(null));
-  }, []);
+      .catch((error) => {
+        setOptions(null);
+        if (refused(error)) setAskKey(true);
+      });
+  }, [key]);
 
   const loadPast = useCallback(async () => {
     try {
@@ -171,8 +178,16 @@ export function App() {
   };
 
   const saveKey = (value: string) => {
-    localStorage.setItem(KEY, value);
+    sessionStorage.setItem(KEY, value);
     setKey(value);
+  };
+
+  const forgetKey = () => {
+    sessionStorage.removeItem(KEY);
+    localStorage.removeItem(KEY); // where an earlier release kept it
+    setKey("");
+    setPast([]);
+    setAskKey(true);
   };
 
   return (
@@ -199,6 +214,11 @@ export function App() {
           <span className="tag">retrieval augmented thoughts: a draft, checked step by step against sources</span>
         </header>
         {askKey && <KeyBox onSave={saveKey} />}
+        {key && !askKey && (
+          <button className="forget" onClick={forgetKey}>
+            Forget key
+          </button>
+        )}
         <section className="ask">
           <textarea
             aria-label="Question"

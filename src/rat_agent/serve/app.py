@@ -4,12 +4,14 @@ middleware to it, so what this app adds stands in front of every request.
 - A request body is at most `limits.REQUEST_BYTES` (413), and what it would give a run (a
   question, an ingest list, a context) is within `limits` (413), on every route that starts
   one: Aegra's event-streaming commands call no auth handler.
-- A body must be JSON that PostgreSQL stores: no NaN or infinity, no number past 64 bits,
-  no lone surrogate, no NUL character, not nested too deeply to read (422); the ids, keys
-  and numbers in a path or query too. Aegra writes them to the database before any graph
+- A body must be JSON that PostgreSQL stores and the server can write back: no NaN or
+  infinity (1e999 included), no number past 64 bits, no lone surrogate, no NUL character,
+  nested at most `limits.JSON_DEPTH` levels (422); the ids, keys and numbers in a path or
+  query too. Aegra writes them to the database before any graph
   runs, and such a value made that write, and the request, fail with a 500.
 - The nodes that still run sync (review, react, a plug-in's hooks) take a thread of the
   event loop's pool: the pool holds one for every run the worker takes at once.
+- No pages that load anything from outside the machine (FastAPI's /docs and /redoc).
 - A clash on a unique index (an assistant updated to the very context another of the
   user's assistants has) is a 409 Conflict, and a store namespace the store refuses a 422,
   not a 500 (the auth handler refuses store filter operators the store lacks).
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
@@ -33,7 +36,7 @@ from sqlalchemy.exc import IntegrityError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from rat_agent.errors import ConfigError
-from rat_agent.limits import REQUEST_BYTES, TooLarge, check_payload
+from rat_agent.limits import JSON_DEPTH, REQUEST_BYTES, TooLarge, check_payload
 
 _WITH_BODY = {"POST", "PUT", "PATCH", "DELETE"}  # Aegra's store deletes take a body
 _ERRORS = {409: "conflict", 413: "payload_too_large", 422: "validation_error"}
@@ -63,14 +66,18 @@ def _refusal(body: bytes) -> tuple[int, str] | None:
         return 422, "the request's JSON is nested too deeply"
     except ValueError:
         return None
-    pending = [value]
+    pending: list[tuple[Any, int]] = [(value, 1)]
     while pending:
-        item = pending.pop()
+        item, depth = pending.pop()
+        if isinstance(item, dict | list) and depth > JSON_DEPTH:
+            return 422, f"the request's JSON is nested more than {JSON_DEPTH} levels deep"
         if isinstance(item, dict):
-            pending.extend(item.keys())
-            pending.extend(item.values())
+            pending.extend((key, depth) for key in item)
+            pending.extend((child, depth + 1) for child in item.values())
         elif isinstance(item, list):
-            pending.extend(item)
+            pending.extend((child, depth + 1) for child in item)
+        elif isinstance(item, float) and not math.isfinite(item):
+            return 422, "the request holds a number too large for JSON (it reads as infinity)"
         elif isinstance(item, int) and not -_INT64 <= item < _INT64:
             return 422, "the request holds a number past 64 bits, which no column holds"
         elif isinstance(item, str):
@@ -193,7 +200,9 @@ async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
     yield
 
 
-app = FastAPI(lifespan=lifespan)
+# No /docs or /redoc pages: FastAPI's load their scripts and fonts from a CDN, on the origin
+# that serves the page and its key. The API's description stays at /openapi.json.
+app = FastAPI(lifespan=lifespan, docs_url=None, redoc_url=None)
 app.add_middleware(RequestGuard)
 
 

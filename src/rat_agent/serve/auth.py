@@ -45,15 +45,21 @@ def key_of(headers: Mapping[Any, Any]) -> str:
     return key
 
 
+async def user_of(headers: Mapping[Any, Any]) -> str:
+    """The user whose live key a request carries; KeyRejected (a message naming no part of
+    the key) when it carries none, or one that is malformed, unknown or revoked."""
+    key = key_of(headers)
+    if not key:
+        raise KeyRejected(_MISSING)
+    return await asyncio.get_running_loop().run_in_executor(_CHECKS, _keys.user_of, key)
+
+
 @auth.authenticate
 async def authenticate(headers: Mapping[Any, Any]) -> Auth.types.MinimalUserDict:
     # Aegra passes the headers positionally, LangGraph's server by the parameter's name.
-    key = key_of(headers)
-    if not key:
-        raise Auth.exceptions.HTTPException(status_code=401, detail=_MISSING)
     try:
-        user = await asyncio.get_running_loop().run_in_executor(_CHECKS, _keys.user_of, key)
-    except KeyRejected as exc:  # the message names no part of the key
+        user = await user_of(headers)
+    except KeyRejected as exc:
         raise Auth.exceptions.HTTPException(status_code=401, detail=str(exc)) from None
     return {"identity": user, "display_name": user, "is_authenticated": True}
 
