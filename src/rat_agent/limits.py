@@ -51,6 +51,8 @@ def check_ingest(paths: Sequence[str]) -> None:
             f"ingest takes at most {INGEST_ITEMS} paths or URLs at once, got {len(paths)}"
         )
     for path in paths:
+        if not isinstance(path, str):
+            raise ConfigError(f"each path or URL must be text, got {type(path).__name__}")
         if len(path) > INGEST_ITEM_CHARS:
             raise TooLarge(
                 f"a path or URL is {len(path):,} characters; at most {INGEST_ITEM_CHARS:,}"
@@ -72,6 +74,13 @@ def check_context(context: Mapping[str, Any]) -> None:
         raise TooLarge(f"the context is {size:,} bytes as JSON; at most {CONTEXT_BYTES:,}")
 
 
+# What a request's run config may hold: the rest (callbacks, say) are objects in a process,
+# which JSON cannot give, and failed the run with Python's own words.
+CONFIG_KEYS = frozenset(
+    {"configurable", "tags", "metadata", "recursion_limit", "run_name", "max_concurrency"}
+)
+
+
 def check_payload(value: Mapping[str, Any]) -> None:
     """What a request would give a run (a run, cron or assistant body, a state update, or
     the `params` or `kwargs` they nest in): its question, ingest list and context within
@@ -87,6 +96,11 @@ def check_payload(value: Mapping[str, Any]) -> None:
             if isinstance(given.get("paths"), list):
                 check_ingest([str(p) for p in given["paths"]])
         config = fields.get("config")
+        if isinstance(config, Mapping) and (unknown := sorted(set(config) - CONFIG_KEYS)):
+            raise ConfigError(
+                f"a request's config may set {', '.join(sorted(CONFIG_KEYS))}; "
+                f"not {', '.join(map(str, unknown))}"
+            )
         configurable = config.get("configurable") if isinstance(config, Mapping) else None
         for context in (fields.get("context"), configurable):
             if isinstance(context, Mapping):

@@ -59,6 +59,14 @@ def test_non_public_addresses_are_refused_before_connecting(url: str) -> None:
         fetch(url)
 
 
+def test_a_refusal_names_the_url_but_not_what_its_host_resolves_to() -> None:
+    with pytest.raises(UnsafeURLError) as refused:
+        fetch("http://localhost:9/")
+    message = str(refused.value)
+    assert "'http://localhost:9/'" in message and "non-public address" in message
+    assert "127.0.0.1" not in message and "::1" not in message
+
+
 def test_an_ipv6_address_is_judged_by_the_ipv4_address_it_carries() -> None:
     """Decided without connecting: public IPv4 inside NAT64 or 6to4 passes, local-use NAT64
     never does."""

@@ -551,6 +551,27 @@ def test_what_the_reply_writer_could_not_write_back_is_refused(body: str, why: s
     assert refused is not None and refused[0] == 422 and why in refused[1]
 
 
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        ('{"assistant_id": "rat", "config": {"callbacks": ["x"]}}', "not callbacks"),
+        ('{"assistant_id": "ingest", "input": {"paths": [{"a": 1}]}}', None),
+    ],
+)
+def test_a_run_config_or_ingest_list_python_cannot_use_is_refused_in_our_words(
+    body: str, why: str | None
+) -> None:
+    from rat_agent.limits import check_ingest
+    from rat_agent.serve.app import _refusal
+
+    if why:
+        refused = _refusal(body.encode())
+        assert refused is not None and refused[0] == 422 and why in refused[1]
+    else:
+        with pytest.raises(ConfigError, match="each path or URL must be text, got dict"):
+            check_ingest(json.loads(body)["input"]["paths"])
+
+
 def test_json_as_deep_as_the_bound_and_large_finite_numbers_pass() -> None:
     from rat_agent.limits import JSON_DEPTH
     from rat_agent.serve.app import _refusal

@@ -204,11 +204,13 @@ def _check_address(url: str, host: str, address: str, allow: Allow) -> None:
     ip: IP = ipaddress.ip_address(address.split("%", 1)[0])  # drop an IPv6 zone
     if isinstance(ip, ipaddress.IPv6Address):
         if ip in _NAT64_LOCAL and not _allowed(host, ip, allow):
-            raise UnsafeURLError(f"refused {url!r}: {ip} is a local-use NAT64 address")
+            raise UnsafeURLError(f"refused {url!r}: its host is a local-use NAT64 address")
         ip = _carried(ip) or ip
     if (not ip.is_global or ip.is_multicast) and not _allowed(host, ip, allow):
+        # the address is not named: what a name resolves to inside the network is not the
+        # caller's to learn (a served user could map it host by host)
         raise UnsafeURLError(
-            f"refused {url!r}: it resolves to the non-public address {ip} "
+            f"refused {url!r}: its host is a non-public address "
             f"(set {_ALLOW_ENV}=1, or to a list of hosts and networks, to allow it)"
         )
 
