@@ -203,13 +203,22 @@ class Context:
 
     def __post_init__(self) -> None:
         given: frozenset[str] = getattr(self, "_given", frozenset())
+        from_env = []
         for f in fields(self):
             if f.default is MISSING or f.name in given:
                 continue
             env = os.environ.get(ENV_PREFIX + f.name.upper())
             if env is not None:
                 setattr(self, f.name, convert(f.name, env, type(f.default)))
-        self.validate()
+                from_env.append(f.name)
+        try:
+            self.validate()
+        except ConfigError as exc:  # a bad value set in the environment: say where it is
+            named = [n for n in from_env if str(exc).startswith(f"{n} ")]
+            if named:
+                where = f"{ENV_PREFIX}{named[0].upper()}"
+                raise ConfigError(f"{exc} (from the environment variable {where})") from None
+            raise
 
     def validate(self) -> None:
         """Reject bad values here, once, so no node has to guard against them."""
@@ -277,6 +286,12 @@ _dataclass_init = Context.__init__
 def _init(self: Context, **given: Any) -> None:
     # The generated __init__ cannot tell a value given from its default; the environment
     # must fill only what was not given (LangGraph builds the context as Context(**values)).
+    known = {f.name for f in fields(Context)}
+    if unknown := sorted(set(given) - known):
+        raise ConfigError(
+            f"unknown setting{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}: "
+            f"the settings are {', '.join(sorted(known))}"
+        )
     object.__setattr__(self, "_given", frozenset(given))
     _dataclass_init(self, **given)
 

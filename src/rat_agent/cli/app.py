@@ -128,7 +128,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         return serve_keys_command(args)
     if args.command == "ui":
         return ui_command(args)
-    return threads_command()
+    return threads_command(args)
 
 
 def _fail(err: Console, exc: BaseException, message: str, code: int) -> int:

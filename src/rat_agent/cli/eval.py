@@ -98,7 +98,7 @@ def add_command(sub: Any) -> None:
         action="append",
         default=[],
         metavar="FIELD=VALUE",
-        help="any other context field for every method, e.g. --set evidence=documents (repeatable)",
+        help="any other context field for every method, e.g. --set draft=cot (repeatable)",
     )
     cmd.add_argument(
         "--vary",

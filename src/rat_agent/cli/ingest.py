@@ -10,7 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rat_agent.agent.context import Context
 from rat_agent.cli import interrupted_message, on_interrupt
 from rat_agent.cli.progress import PlainProgress
-from rat_agent.cli.safe import console, escape
+from rat_agent.cli.safe import confirm, console, escape
 
 DEFAULT_COLLECTION = Context.__dataclass_fields__["collection"].default
 
@@ -45,6 +45,7 @@ def add_commands(sub: Any) -> None:
     actions.add_parser("list", help="list collections (the default)")
     delete = actions.add_parser("delete", help="delete a collection and all its chunks")
     delete.add_argument("name")
+    delete.add_argument("--yes", action="store_true", help="do not ask for confirmation")
 
 
 def ingest_command(args: argparse.Namespace) -> int:
@@ -88,6 +89,12 @@ def ingest_command(args: argparse.Namespace) -> int:
         err.print(f"[yellow]skipped[/yellow] {escape(item)}: {escape(reason)}")
     for item, note in report.notes:
         err.print(f"[yellow]note[/yellow] {escape(item)}: {escape(note)}")
+    if report.sources == 0 and not report.failed:
+        err.print(
+            f"[yellow]nothing to ingest[/yellow] in {escape(' '.join(args.paths))}: no file of a "
+            "kind it reads (Markdown, text, HTML, PDF, source code)"
+        )
+        return 1
     out.print(
         f"{report.sources} sources in collection {escape(report.collection)!r} "
         f"({escape(location())}): {report.added} chunks added, {report.kept} kept, "
@@ -102,6 +109,15 @@ def collections_command(args: argparse.Namespace) -> int:
 
     out = console()
     if args.action == "delete":
+        from rat_agent.retrieval.settings import check_collection_name
+
+        check_collection_name(args.name)  # a bad name is said before anything is asked
+        if not args.yes and not confirm(
+            f"delete collection {args.name!r} and all its chunks?",
+            f"`rat collections delete {args.name}` deletes every chunk: add --yes to confirm",
+        ):
+            out.print("nothing deleted")
+            return 1
         delete_collection(args.name)
         out.print(f"deleted collection {escape(args.name)!r} at {escape(location())}")
         return 0

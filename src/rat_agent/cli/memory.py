@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 
 from rat_agent.agent.context import Context
-from rat_agent.cli.safe import console, escape
+from rat_agent.cli.safe import confirm, console, escape
 from rat_agent.errors import ConfigError
 from rat_agent.text import shorten
 
@@ -99,8 +99,9 @@ def _show(out: Console, memory: Memory, ident: str) -> int:
 
 
 def _confirm(memory: Memory) -> bool:
-    if not sys.stdin.isatty():
-        raise ConfigError("`rat memory clear` deletes every thought: add --yes to confirm")
-    held = memory.count()
-    answer = input(f"delete all {held} thoughts in memory {memory.collection!r}? [y/N] ")
-    return answer.strip().lower() in ("y", "yes")
+    refusal = "`rat memory clear` deletes every thought: add --yes to confirm"
+    if not sys.stdin.isatty():  # before counting: a script is refused without opening memory
+        raise ConfigError(refusal)
+    return confirm(
+        f"delete all {memory.count()} thoughts in memory {memory.collection!r}?", refusal
+    )

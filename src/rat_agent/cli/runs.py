@@ -19,7 +19,21 @@ def add_commands(sub: Any) -> None:
     show.add_argument("--json", action="store_true")
     show.add_argument("--history", action="store_true", help="list the run's checkpoints")
 
-    sub.add_parser("threads", help="list past runs, newest first")
+    threads = sub.add_parser("threads", help="list past runs, newest first, or delete one")
+    actions = threads.add_subparsers(dest="action")
+    actions.add_parser("list", help="list past runs (the default)")
+    delete = actions.add_parser("delete", help="delete a run and all its checkpoints")
+    delete.add_argument("thread")
+    delete.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+
+
+QUESTION_SHOWN = 300  # `rat show` prints a long question's start, and says how long it is
+
+
+def shown_question(question: str) -> str:
+    if len(question) <= QUESTION_SHOWN:
+        return question
+    return f"{question[:QUESTION_SHOWN]}... ({len(question):,} characters; --json shows it all)"
 
 
 def show_command(thread: str, *, as_json: bool, history: bool = False) -> int:
@@ -71,7 +85,8 @@ def _show_with(saver: Any, thread: str, *, as_json: bool, history: bool) -> int:
         )
         return 0
     out = console()
-    out.print(f"[bold]{escape(values.get('question', ''))}[/bold]  [dim]{thread} · {status}[/dim]")
+    question = shown_question(str(values.get("question", "")))
+    out.print(f"[bold]{escape(question)}[/bold]  [dim]{thread} · {status}[/dim]")
     if values.get("draft_from"):
         out.print(f"[dim]draft: {escape(values['draft_from'])}[/dim]")
     for n, step in enumerate(steps, 1):
@@ -97,18 +112,40 @@ def _show_with(saver: Any, thread: str, *, as_json: bool, history: bool) -> int:
     return 0
 
 
-def threads_command() -> int:
+def threads_command(args: Any = None) -> int:
     from rat_agent.agent.graph import build_graph
     from rat_agent.persistence.checkpoints import checkpointer, thread_ids, unfinished
 
+    out = console()
     with checkpointer() as saver:
+        if getattr(args, "action", None) == "delete":
+            return _delete(saver, args.thread, args.yes)
         graph = build_graph(checkpointer=saver)
         threads = [
             (t, graph.get_state({"configurable": {"thread_id": t}})) for t in thread_ids(saver)
         ]
-    out = console()
+    if not threads:
+        out.print("[dim]no runs yet: ask with `rat ask QUESTION`[/dim]")
     for thread, snapshot in threads:
         state = "unfinished" if unfinished(snapshot) else "finished"
+        when = str(snapshot.created_at or "")[:16].replace("T", " ")
+        model = str((snapshot.values.get("settings") or {}).get("model", ""))
         question = escape(str(snapshot.values.get("question", ""))[:70])
-        out.print(f"{thread}  [dim]{state:10}[/dim] {question}")
+        out.print(f"{thread}  [dim]{when}  {state:10} {escape(model):12}[/dim] {question}")
+    return 0
+
+
+def _delete(saver: Any, thread: str, yes: bool) -> int:
+    from rat_agent.cli.safe import confirm
+
+    if saver.get_tuple({"configurable": {"thread_id": thread}}) is None:
+        raise ConfigError(f"no run with thread id {thread!r}: see `rat threads`")
+    if not yes and not confirm(
+        f"delete run {thread!r} and all its checkpoints?",
+        f"`rat threads delete {thread}` deletes the run: add --yes to confirm",
+    ):
+        console().print("nothing deleted")
+        return 1
+    saver.delete_thread(thread)
+    console().print(f"deleted run {escape(thread)}")
     return 0

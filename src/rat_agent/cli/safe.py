@@ -4,6 +4,7 @@ model replies, error messages): shown as text, never as terminal control or Rich
 from __future__ import annotations
 
 import re
+import sys
 
 from rich.console import Console
 from rich.markup import escape as _markup_escape
@@ -33,3 +34,13 @@ class _Console(Console):
 def console(*, stderr: bool = False) -> Console:
     """The CLI's console: no automatic highlighting, long lines left to the terminal."""
     return _Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+def confirm(question: str, refusal: str) -> bool:
+    """A yes typed at the terminal; with no terminal to ask (a pipe, a script), the refusal
+    as an error, so a script never deletes without saying --yes."""
+    from rat_agent.errors import ConfigError
+
+    if not sys.stdin.isatty():
+        raise ConfigError(refusal)
+    return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
