@@ -24,6 +24,8 @@ _SOURCES = (
     "QDRANT_API_KEY",
     "TAVILY_API_KEY",
     "TAVILY_API_BASE_URL",
+    "SEARXNG_URL",
+    "DDGS_PROXY",
     "MINECRAFT_WIKI_API",
 )
 

@@ -74,7 +74,9 @@ def test_boolean_settings_parse_from_the_environment(monkeypatch: pytest.MonkeyP
 def test_an_unknown_source_names_the_ones_there_are() -> None:
     # the built-in ones, then those installed plug-ins register
     with pytest.raises(
-        ConfigError, match="qdrant, tavily, tavily-pages, minecraft, minecraft-auto"
+        ConfigError,
+        match="qdrant, tavily, tavily-pages, searxng, searxng-pages, duckduckgo, "
+        "duckduckgo-pages, minecraft, minecraft-auto",
     ):
         retrieval.check_retriever(Context(retriever="minecraft-web"))
 

@@ -74,7 +74,9 @@ class Context:
         metadata={
             "description": "Knowledge source each step is checked against: 'qdrant' (your "
             "documents, see `collection`), 'tavily' (web search snippets, TAVILY_API_KEY), "
-            "'tavily-pages' (each result's page, its passages closest to the query), a "
+            "'tavily-pages' (each result's page, its passages closest to the query), "
+            "without a key 'searxng' (your instance, SEARXNG_URL) and 'duckduckgo', each with "
+            "a '-pages' form too, a "
             "source an installed domain plug-in names (the default is the bundled domain's "
             f"offline corpus, {DEFAULT_RETRIEVER!r}; docs/sources.md), or any "
             "LangChain retriever as 'package.module:attribute'."

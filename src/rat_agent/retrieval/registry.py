@@ -2,7 +2,8 @@
 
 Every retriever is a LangChain `BaseRetriever` whose documents carry `title` and `source`
 (URL, file path or corpus id) in their metadata, so citations and prompts never care which
-one ran. Built in: qdrant, tavily, tavily-pages; an installed plug-in adds its own by name
+one ran. Built in: qdrant, tavily, tavily-pages, and without a key searxng, searxng-pages,
+duckduckgo, duckduckgo-pages; an installed plug-in adds its own by name
 (rat_agent.plugins); a name with a colon, `package.module:attribute`, loads the user's own.
 """
 
@@ -40,6 +41,30 @@ def _tavily_pages(ctx: RetrieverSettings) -> BaseRetriever:
     return tavily_retriever(ctx, fetch_pages=True)
 
 
+def _searxng(ctx: RetrieverSettings) -> BaseRetriever:
+    from rat_agent.retrieval.keyless import searxng_retriever
+
+    return searxng_retriever(ctx)
+
+
+def _searxng_pages(ctx: RetrieverSettings) -> BaseRetriever:
+    from rat_agent.retrieval.keyless import searxng_retriever
+
+    return searxng_retriever(ctx, fetch_pages=True)
+
+
+def _duckduckgo(ctx: RetrieverSettings) -> BaseRetriever:
+    from rat_agent.retrieval.keyless import duckduckgo_retriever
+
+    return duckduckgo_retriever(ctx)
+
+
+def _duckduckgo_pages(ctx: RetrieverSettings) -> BaseRetriever:
+    from rat_agent.retrieval.keyless import duckduckgo_retriever
+
+    return duckduckgo_retriever(ctx, fetch_pages=True)
+
+
 def _imported(ctx: RetrieverSettings) -> BaseRetriever:
     from rat_agent.retrieval.imported import import_retriever
 
@@ -49,11 +74,17 @@ def _imported(ctx: RetrieverSettings) -> BaseRetriever:
 Build = Callable[[RetrieverSettings], BaseRetriever]
 _QDRANT_ENV = ("QDRANT_URL", "QDRANT_API_KEY")
 _TAVILY_ENV = ("TAVILY_API_KEY", "TAVILY_API_BASE_URL")
+_SEARXNG_ENV = ("SEARXNG_URL",)
+_DDGS_ENV = ("DDGS_PROXY",)
 # The built-in sources; installed plug-ins add theirs by entry point (rat_agent.plugins).
 FACTORIES: dict[str, Source | Build] = {
     "qdrant": Source(_qdrant, _QDRANT_ENV),
     "tavily": Source(_tavily, _TAVILY_ENV),
     "tavily-pages": Source(_tavily_pages, _TAVILY_ENV),
+    "searxng": Source(_searxng, _SEARXNG_ENV),
+    "searxng-pages": Source(_searxng_pages, _SEARXNG_ENV),
+    "duckduckgo": Source(_duckduckgo, _DDGS_ENV),
+    "duckduckgo-pages": Source(_duckduckgo_pages, _DDGS_ENV),
 }
 # Every source may read these: where the stores and caches are.
 _ENV = ("RAT_DATA_DIR", "RAT_CACHE_DIR")
