@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
 from rat_agent.agent import prompts
 from rat_agent.errors import ConfigError
@@ -61,7 +61,8 @@ class Context:
             "rat's calls: 2 max_steps + 1)."
         },
     )
-    model: str = field(
+    # Studio shows a model picker for a field marked so (as LangGraph's templates mark theirs).
+    model: Annotated[str, {"__template_metadata__": {"kind": "llm"}}] = field(
         default="local",
         metadata={
             "description": "Chat model: 'local' (bundled Qwen2.5-Coder-1.5B), 'local-tiny' "

@@ -13,7 +13,7 @@ import threading
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
 from pydantic import SecretStr
@@ -319,19 +319,25 @@ def _provider_chat_model(
         pkg = module.split(".")[0].replace("_", "-")
         raise ConfigError(f"model {name!r} needs the {pkg} package: pip install {pkg}")
     env_vars = API_KEY_ENV.get(provider, ())
+    options: dict[str, Any] = {"max_retries": 0} if provider in _OWN_RETRIES else {}
     if env_vars and not any(os.environ.get(var) for var in env_vars):
-        raise ConfigError(f"model {name!r} needs an API key: set {env_vars[0]}")
+        if not (provider == "openai" and _own_openai_server()):
+            raise ConfigError(f"model {name!r} needs an API key: set {env_vars[0]}")
+        options["api_key"] = "none"  # a local OpenAI-compatible server takes any key
     try:
-        if provider in _OWN_RETRIES:
-            return init_chat_model(
-                name, temperature=temperature, max_tokens=max_tokens, max_retries=0
-            )
-        return init_chat_model(name, temperature=temperature, max_tokens=max_tokens)
+        made = init_chat_model(name, temperature=temperature, max_tokens=max_tokens, **options)
+        return cast(BaseChatModel, made)
     except Exception as exc:
         # `from None`: the chained traceback could carry request or key details.
         raise ConfigError(
             f"could not set up model {name!r}: {type(exc).__name__}: {_redact(str(exc))}"
         ) from None
+
+
+def _own_openai_server() -> bool:
+    """Whether `openai:` models go to a server of the user's (Ollama, llama.cpp, vLLM, LM
+    Studio...) rather than OpenAI's, which needs no key."""
+    return any(os.environ.get(v, "").strip() for v in ("OPENAI_BASE_URL", "OPENAI_API_BASE"))
 
 
 def _builtin_providers() -> dict[str, str] | None:
