@@ -24,6 +24,23 @@ def add_command(sub: Any) -> None:
     revoke.add_argument("which", help="the key's id (or the key), or a user name")
 
 
+def _stop_crons(user: str, err: Any) -> None:
+    from rat_agent.serve.keys import disable_crons, served_database
+
+    database = served_database()
+    if database is None:
+        return  # no `make serve` on this machine: nothing fires
+    try:
+        stopped = disable_crons(user, database)
+    except Exception as exc:  # the server is down: its crons fire as nobody once it is up
+        err.print(
+            f"[yellow]could not disable {escape(user)}'s crons[/yellow] ({type(exc).__name__}): "
+            "start the server (`make serve`) and revoke again"
+        )
+        return
+    err.print(f"disabled {stopped} cron{'s' if stopped != 1 else ''} of {escape(user)}")
+
+
 def serve_keys_command(args: argparse.Namespace) -> int:
     from rat_agent.serve.keys import KeyFile
 
@@ -37,8 +54,12 @@ def serve_keys_command(args: argparse.Namespace) -> int:
         )
         return 0
     if args.action == "revoke":
-        for record in keys.revoke(args.which):
+        revoked = keys.revoke(args.which)
+        for record in revoked:
             err.print(f"revoked key {record.id} of {escape(record.user)}")
+        live = {r.user for r in keys.records() if not r.revoked}
+        for user in sorted({r.user for r in revoked} - live):  # their last key went
+            _stop_crons(user, err)
         return 0
     out = console()
     records = keys.records()

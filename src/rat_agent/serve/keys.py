@@ -184,3 +184,27 @@ def check_user(user: str) -> None:
         return
     if not live:
         raise ConfigError(f"user {user!r} holds no live API key on this server: runs as them stop")
+
+
+def served_database() -> str | None:
+    """The URL of `make serve`'s database (scripts/serve.sh keeps it in $RAT_SERVE_DIR), or
+    None where no server was set up on this machine."""
+    import getpass
+
+    folder = Path(os.environ.get("RAT_SERVE_DIR") or f"/tmp/rat-serve-{getpass.getuser()}")
+    try:
+        return (folder / "database_url").read_text().strip() or None
+    except OSError:
+        return None
+
+
+def disable_crons(user: str, database: str) -> int:
+    """Disable every cron of `user` in the served database: a cron fires with no request,
+    so no key is asked for, and a revoked user's would start a failing run every time."""
+    import psycopg
+
+    with psycopg.connect(database, autocommit=True, connect_timeout=10) as conn:
+        done = conn.execute(
+            "UPDATE crons SET enabled = false WHERE user_id = %s AND enabled", [user]
+        )
+        return done.rowcount
