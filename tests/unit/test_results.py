@@ -26,7 +26,8 @@ GROUPS = {"rat_agent.retrievers", "rat_agent.benchmarks", "rat_agent.domains", "
 def test_a_results_file_opens_with_its_command_commit_machine_and_date(path: Path) -> None:
     head = "\n".join(path.read_text().splitlines()[:HEAD])
     assert re.search(r"command", head, re.I), f"{path.name}: no command"
-    assert re.search(r"\b[0-9a-f]{7,40}\b", head), f"{path.name}: no commit"
+    commit = r"(?i)(code|commit|at)\b[^\n]{0,60}?\b[0-9a-f]{7,40}\b"  # named, not any number
+    assert re.search(commit, head), f"{path.name}: no commit"
     assert re.search(r"x86_64|aarch64|CPU cores|\bcores\b", head), f"{path.name}: no machine"
     assert re.search(r"\b20\d\d-\d\d-\d\d(?!\d)", head), f"{path.name}: no date"
 
