@@ -56,6 +56,12 @@ def main() -> None:
         conn.execute(
             sql.SQL("REVOKE ALL ON DATABASE {} FROM PUBLIC").format(sql.Identifier(DATABASE))
         )
+        # Every role may connect to the other databases by default (PUBLIC's CONNECT): the
+        # workers' role reaches only its own.
+        for other in ("postgres", "template1"):
+            conn.execute(
+                sql.SQL("REVOKE CONNECT ON DATABASE {} FROM PUBLIC").format(sql.Identifier(other))
+            )
     with psycopg.connect(url.rsplit("/", 1)[0] + "/" + DATABASE, autocommit=True) as conn:
         for kind, query in OWNED.items():
             for (name,) in conn.execute(query, [ROLE]).fetchall():

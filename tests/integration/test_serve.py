@@ -720,6 +720,9 @@ def test_the_stores_take_only_their_passwords_and_the_files_are_private(served: 
             "SELECT rolsuper, rolcreatedb, rolcreaterole FROM pg_roles WHERE rolname = current_user"
         ).fetchone()
         assert row == (False, False, False)
+    for other in ("postgres", "template1"):  # and no other database of the cluster
+        with pytest.raises(psycopg.OperationalError, match="permission denied"):
+            psycopg.connect(database.rsplit("/", 1)[0] + "/" + other, connect_timeout=5).close()
     queue = (folder / "redis" / "url").read_text().strip()
     port = urlsplit(queue).port
     with pytest.raises(redis.exceptions.AuthenticationError):
