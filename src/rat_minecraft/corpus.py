@@ -39,9 +39,11 @@ class Page:
 
 # --- hand-written facts the data lacks -----------------------------------------------------
 
+# The overworld's trees; bamboo and the nether's stems make planks too, but no logs.
+TREES = ("oak", "spruce", "birch", "jungle", "acacia", "cherry", "dark_oak", "mangrove")
 LOGS = tuple(
     f"{prefix}{wood}_{kind}"
-    for wood in ("oak", "spruce", "birch", "jungle", "acacia", "cherry", "dark_oak", "mangrove")
+    for wood in TREES
     for prefix in ("", "stripped_")
     for kind in ("log", "wood")
 )

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from rat_minecraft.corpus import LOGS, GameData
+from rat_minecraft.corpus import LOGS, TREES, GameData
 from rat_minecraft.words import number
 
 Action = Literal["mine", "craft", "smelt", "any"]
@@ -136,22 +136,7 @@ STATIONS = frozenset(
 # Note verbs whose step needs what it names in hand ("place the crafting table").
 HOLD_VERBS = frozenset({"place", "put", "equip", "hold", "select", "open"})
 _EXCLUDED = frozenset({"air", "light", "target", "lead", "barrier", "jigsaw"})
-PLANKS = tuple(
-    f"{wood}_planks"
-    for wood in (
-        "oak",
-        "spruce",
-        "birch",
-        "jungle",
-        "acacia",
-        "cherry",
-        "dark_oak",
-        "mangrove",
-        "bamboo",
-        "crimson",
-        "warped",
-    )
-)
+PLANKS = tuple(f"{wood}_planks" for wood in (*TREES, "bamboo", "crimson", "warped"))
 _NATURAL_LOGS = tuple(name for name in LOGS if not name.startswith("stripped_"))
 # Shorthand a plan uses for a group of items; the first is the default when obtaining.
 _GROUPS: dict[str, tuple[str, ...]] = {
