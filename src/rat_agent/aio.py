@@ -10,8 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 if TYPE_CHECKING:  # light: the CLI's help and the settings import this module
-    from langgraph._internal._runnable import RunnableCallable
-    from langgraph.runtime import Runtime
+    from langchain_core.runnables import RunnableLambda
 
 T = TypeVar("T")
 
@@ -87,17 +86,20 @@ async def arun(body: Body[T]) -> T:
             value, error = None, exc
 
 
-def node(body: Callable[..., Body[Any]], name: str) -> RunnableCallable:
+def node(body: Callable[..., Body[Any]], name: str) -> RunnableLambda[Any, Any]:
     """A graph node from a body: run sync under `invoke`, awaited under `ainvoke`, so a run
-    on an async server holds no worker thread while it waits on a model or a source."""
-    # LangGraph's own node wrapper, what add_node makes of a function: it takes a sync and an
-    # async function and injects `runtime`; RunnableLambda would add a traced run per node.
-    from langgraph._internal._runnable import RunnableCallable
+    on an async server holds no worker thread while it waits on a model or a source.
 
-    def sync(state: Any, runtime: Runtime[Any]) -> Any:
-        return run(body(state, runtime))
+    LangChain's public RunnableLambda takes the two functions; the run's `Runtime` comes from
+    LangGraph's public get_runtime(). It costs a child run per node in a trace (the node's
+    run, then the lambda's of the same name), which no stream or result shows."""
+    from langchain_core.runnables import RunnableLambda
+    from langgraph.runtime import get_runtime
 
-    async def async_(state: Any, runtime: Runtime[Any]) -> Any:
-        return await arun(body(state, runtime))
+    def sync(state: Any) -> Any:
+        return run(body(state, get_runtime()))
 
-    return RunnableCallable(sync, async_, name=name, trace=False)
+    async def async_(state: Any) -> Any:
+        return await arun(body(state, get_runtime()))
+
+    return RunnableLambda(sync, afunc=async_, name=name)

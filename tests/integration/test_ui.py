@@ -10,6 +10,7 @@ outside the machine: every request the page makes goes to the server it came fro
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -94,6 +95,8 @@ def test_a_question_shows_its_draft_revisions_sources_and_cited_answer(
     answer.locator(".cite").first.click()
     expect(answer.locator(".cited details").first).to_have_attribute("open", "")
     expect(page.locator(".stats")).to_contain_text("model calls")
+    expect(page.locator(".stats")).to_contain_text(f"{MODEL} · ")  # the run's model, its time
+    expect(page.locator(".stats")).to_contain_text(re.compile(r"\d+\.\d s"))
     if SCREENSHOT:
         page.screenshot(path=SCREENSHOT, full_page=True)
 

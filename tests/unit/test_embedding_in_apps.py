@@ -87,6 +87,19 @@ def test_stream_modes() -> None:
     assert "checkpoints" not in modes  # no checkpointer: nothing to report
 
 
+def test_the_answer_alone_streams_by_its_tag() -> None:
+    """docs/python.md: the "messages" stream has every model call; a UI that shows the answer
+    only keeps the chunks tagged rat:answer."""
+    answer = [
+        message.content
+        for message, meta in graph().stream(
+            QUESTION, context={"k": 2, "output": "answer"}, stream_mode="messages"
+        )
+        if "rat:answer" in meta.get("tags", [])
+    ]
+    assert "".join(answer) == "final answer"
+
+
 def test_astream_gives_the_same_updates() -> None:
     async def collect() -> list[str]:
         return [

@@ -38,6 +38,7 @@ LAYERS: tuple[frozenset[str], ...] = (
 RETRIEVER_MODULES = frozenset(
     {
         "retrieval.tavily",
+        "retrieval.keyless",
         "retrieval.imported",
         "retrieval.qdrant.retriever",
     }
@@ -220,3 +221,22 @@ def test_listing_commands_load_no_model_or_embedder(
     checkpoints or Qdrant, so they never need torch, the embedder, llama.cpp or a provider."""
     banned = [m for m in HEAVY[:5] if m not in allowed]
     assert _loaded_by_cli(argv, banned) == "[]"
+
+
+def test_no_module_uses_langgraphs_private_api() -> None:
+    """A LangGraph release may move what `langgraph._internal` holds at any time."""
+    private = [
+        f"{path.relative_to(PACKAGE.parent)}"
+        for path in sorted(PACKAGE.parent.rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text("utf-8")))
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        and any(
+            name.startswith("langgraph._internal")
+            for name in (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+            )
+        )
+    ]
+    assert private == []

@@ -88,7 +88,14 @@ export function App() {
       setCanResume(false);
       const began = performance.now();
       const calls = new Set<string>();
-      let current = { ...start, calls: 0, tokensIn: 0, tokensOut: 0, seconds: null as number | null };
+      let current = {
+        ...start,
+        model: start.model || settings.model,
+        calls: 0,
+        tokensIn: 0,
+        tokensOut: 0,
+        seconds: null as number | null,
+      };
       setRun(current);
       try {
         const context = {
@@ -133,6 +140,7 @@ export function App() {
         const values = fromValues(state.values as Record<string, unknown>);
         current = {
           ...values,
+          model: values.model || current.model,
           error: current.error,
           calls: current.calls,
           tokensIn: current.tokensIn,
@@ -360,6 +368,7 @@ function RunView(props: {
       )}
       {run.seconds !== null && (
         <p className="stats">
+          {run.model ? `${run.model} · ` : ""}
           {run.calls} model calls · {run.tokensIn + run.tokensOut > 0 ? `${run.tokensIn} prompt + ${run.tokensOut} completion tokens · ` : ""}
           {run.seconds.toFixed(1)} s
         </p>

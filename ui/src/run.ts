@@ -20,6 +20,7 @@ export type Step = {
 
 export type Run = {
   question: string;
+  model: string; // the model the run was given (its saved settings, once read back)
   drafts: string[];
   draftFrom: string;
   steps: Step[];
@@ -46,6 +47,7 @@ export const WRITES: Record<string, keyof Writing> = {
 
 export const EMPTY: Run = {
   question: "",
+  model: "",
   drafts: [],
   draftFrom: "",
   steps: [],
@@ -108,6 +110,7 @@ export function fromValues(values: Record<string, unknown> | null | undefined): 
   return {
     ...EMPTY,
     question: String(values.question ?? ""),
+    model: String((values.settings as Record<string, unknown> | undefined)?.model ?? ""),
     drafts: modelDraft((values.drafts as string[]) ?? [], values.meta as Meta[] | undefined),
     draftFrom: String(values.draft_from ?? ""),
     steps: (values.steps as Step[]) ?? [],
