@@ -95,3 +95,38 @@ def test_eval_runs_one_revision_a_case_and_reports_fix_and_break_rates(
     assert {r["reason"] for r in settings} == {"kept", "fixed"}
     assert outcomes[("fix", "fixed")] == sum(1 for r in settings if "-fix" in str(r["task"]))
     assert all(r["stats"]["model_calls"] == 1 for r in read)  # one call a case
+
+
+def test_the_unsure_arm_keeps_the_step_and_measures_the_chance_of_keep() -> None:
+    """The verdict's first token alone, asked with its log-probabilities: the chance of KEEP
+    is the sum over the tokens that begin it ("KEEP", "KE", "Keep")."""
+    import math
+    from typing import ClassVar
+
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import AIMessage, BaseMessage
+    from langchain_core.outputs import ChatGeneration, ChatResult
+
+    options = [("KEEP", 0.6), ("KE", 0.1), (" Keep", 0.05), ("When", 0.25)]
+
+    class Probing(BaseChatModel):
+        asked: ClassVar[dict[str, object]] = {}
+
+        @property
+        def _llm_type(self) -> str:
+            return "probing"
+
+        def _generate(
+            self, messages: list[BaseMessage], stop: object = None, **kw: object
+        ) -> ChatResult:
+            Probing.asked = dict(kw)
+            top = [{"token": t, "logprob": math.log(p)} for t, p in options]
+            meta = {"logprobs": {"content": [{"token": "KEEP", "top_logprobs": top}]}}
+            return ChatResult(
+                generations=[ChatGeneration(message=AIMessage("KEEP", response_metadata=meta))]
+            )
+
+    case = revision.load_cases()[1]
+    out = revision._unsure(Probing(), [], case["step"])
+    assert out["answer"] == case["step"] and out["measured"] == {"p_keep": 0.75}
+    assert Probing.asked == {"logprobs": True, "top_logprobs": 10, "max_completion_tokens": 1}

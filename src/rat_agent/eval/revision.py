@@ -100,15 +100,35 @@ def invoke(case: Case, settings: Mapping[str, Any], config: RunnableConfig) -> d
     model = get_chat_model(ctx.model, temperature=ctx.temperature, max_tokens=ctx.max_tokens)
     messages = prompts.revise_messages(
         ctx.system_prompt,
-        prompts.REVISIONS.get(ctx.revise_prompt, ctx.revise_prompt),
+        prompts.REVISIONS.get(UNSURE.get(ctx.revise_prompt, ctx.revise_prompt), ctx.revise_prompt),
         data["task"],
         data["revised"],
         data["step"],
         data["documents"],
     )
+    if ctx.revise_prompt in UNSURE:  # the verdict's first token only, and its probability
+        return _unsure(model.with_config(config), messages, data["step"])
     reply = ask(model.with_config(config), "revise", messages, whole=True)  # type: ignore[arg-type]
     text, changed = parsing.revision(reply, data["step"], len(data["revised"]) + 1)
     return {"answer": data["step"] if text is None else text, "changed": changed}
+
+
+# Arms that keep the step and measure how sure the model is that it stands: the chance of
+# KEEP as the first token of the verdict instruction's reply. benchmarks/revision_sweep.py
+# joins it with the paper arm's revision of the same case: revise only where the model is
+# unsure of its step, as iRAT does, at every threshold.
+UNSURE = {"verdict-p": "verdict"}
+
+
+def _unsure(model: Any, messages: list[Any], step: str) -> dict[str, Any]:
+    reply = model.invoke(messages, logprobs=True, top_logprobs=10, max_completion_tokens=1)
+    first = (reply.response_metadata.get("logprobs") or {}).get("content") or [{}]
+    keep = sum(
+        math.exp(option["logprob"])
+        for option in first[0].get("top_logprobs", [])
+        if option["token"].strip() and "KEEP".startswith(option["token"].strip().upper())
+    )
+    return {"answer": step, "measured": {"p_keep": round(keep, 6)}}
 
 
 def wilson(hits: int, n: int, z: float = 1.96) -> tuple[float, float]:

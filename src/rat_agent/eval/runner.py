@@ -244,7 +244,7 @@ def run(
             checked.failed_step,
             checked.reason,
             answer,
-            stats.summary(),
+            {**stats.summary(), **(output.get("measured") or {})},  # and what the run measured
             error,
             int(case.key.get("sample", 0)),
             grounded,

@@ -299,6 +299,8 @@ def _usage(usage: dict[str, Any] | None) -> UsageMetadata | None:
 def _result(data: dict[str, Any]) -> ChatResult:
     choice = data["choices"][0]
     metadata = {"finish_reason": choice.get("finish_reason"), "model_name": data.get("model")}
+    if choice.get("logprobs"):  # asked for (logprobs=True): the tokens' log-probabilities
+        metadata["logprobs"] = choice["logprobs"]
     calls, invalid = _tool_calls(choice["message"].get("tool_calls") or [])
     message = AIMessage(
         content=choice["message"].get("content") or "",

@@ -1,0 +1,83 @@
+"""Revise only where the model is unsure of its step (iRAT's lever, issue 79), measured on
+the revision benchmark without running the model again: each case's paper revision (from a
+results file of the paper's arm) joined with the chance the model gave KEEP as the first
+token of its verdict (from a results file of the `verdict-p` arm). At a threshold t, a case
+is revised (the paper arm's outcome) where that chance is below t, and kept as drafted
+otherwise; fixed, broken and the share of revisions made are reported at each t.
+
+    python benchmarks/revision_sweep.py --paper benchmarks/results/revision-local.jsonl \\
+        --unsure benchmarks/results/revision-local-unsure.jsonl \\
+        --out benchmarks/results/revision-local-unsure.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+from datetime import date
+from pathlib import Path
+
+from rat_agent.eval.revision import kind_of, rate
+
+THRESHOLDS = (0.0, 0.5, 0.8, 0.9, 0.95, 0.98, 0.99, 0.999, 1.01)
+
+
+def _rows(path: Path, method: str | None) -> dict[str, dict[str, object]]:
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return {r["task"]: r for r in rows if method is None or r["method"] == method}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--paper", type=Path, required=True)
+    parser.add_argument("--unsure", type=Path, required=True)
+    parser.add_argument("--paper-method", default="rat revise_prompt=paper")
+    parser.add_argument("--out", default="")
+    args = parser.parse_args()
+    paper = _rows(args.paper, args.paper_method)
+    unsure = {t: r for t, r in _rows(args.unsure, None).items() if "p_keep" in r["stats"]}
+    both = sorted(set(paper) & set(unsure))
+    lines = [
+        "| revise where P(KEEP) < | revised | fixed (wrong steps) | broken (right steps) |",
+        "|---|---|---|---|",
+    ]
+    for t in THRESHOLDS:
+        fixes = breaks = revised = 0
+        wrong = [c for c in both if kind_of(c) == "fix"]
+        right = [c for c in both if kind_of(c) != "fix"]
+        for case in both:
+            if float(unsure[case]["stats"]["p_keep"]) < t:  # type: ignore[index, arg-type]
+                revised += 1
+                reason = paper[case]["reason"]
+                fixes += reason == "fixed"
+                breaks += reason == "broken"
+        label = "never (keep every step)" if t == 0 else "always (the paper)" if t > 1 else f"{t}"
+        lines.append(
+            f"| {label} | {revised}/{len(both)} | {rate(fixes, len(wrong))} | "
+            f"{rate(breaks, len(right))} |"
+        )
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    report = (
+        "# Revise only where the model is unsure of its step\n\n"
+        f"- command: `python benchmarks/revision_sweep.py --paper {args.paper} --unsure "
+        f"{args.unsure}`; the `verdict-p` arm: `rat eval --benchmark revision --model local "
+        f"--tasks {len(both)} --set revise_prompt=verdict-p --label {args.unsure.stem}`\n"
+        f"- code: {commit}; machine: {platform.machine()}, {os.cpu_count()} CPU cores; "
+        f"date: {date.today()}\n"
+        f"- cases: {len(both)}, the first of the benchmark's order that both arms ran; P(KEEP): "
+        "the chance of the verdict's first token beginning KEEP (its top 10 tokens)\n\n"
+        + "\n".join(lines)
+        + "\n"
+    )
+    print(report)
+    if args.out:
+        Path(args.out).write_text(report)
+
+
+if __name__ == "__main__":
+    main()
