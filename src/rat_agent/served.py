@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -35,6 +36,26 @@ def current_user() -> str:
         return served_user(get_config())
     except RuntimeError:  # not inside a run
         return ""
+
+
+# What a server checks of a served user before each model call and search (serve/keys.py:
+# the user still holds a live key, so a revoked user's cron or queued run stops at its next
+# call). The server attaches it when it loads; the loop calls it without knowing the server.
+_checks: list[Callable[[str], None]] = []
+
+
+def attach(check: Callable[[str], None]) -> None:
+    """A check every served run's user must pass (it raises to stop the run)."""
+    if check not in _checks:
+        _checks.append(check)
+
+
+def check(user: str | None = None) -> None:
+    """Run the attached checks on `user`, by default the current run's; none outside one."""
+    who = current_user() if user is None else user
+    if who:
+        for attached in list(_checks):
+            attached(who)
 
 
 def own_collection(name: str, user: str) -> str:

@@ -34,7 +34,7 @@ from rat_agent.retrieval.settings import (
     PENALTY_KEY,
     RetrieverSettings,
 )
-from rat_agent.serve.keys import check_user
+from rat_agent.served import check as check_user
 from rat_agent.served import current_user
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ class Services:
 
     def model(self, ctx: Context) -> BaseChatModel:
         """The run's chat model: the one passed to build_graph, else the context's."""
-        check_user(current_user())
+        check_user()
         if self.llm is not None:
             return self.llm
         from rat_agent.providers.chat import (
@@ -136,7 +136,7 @@ class Services:
 
     def source(self, ctx: Context) -> BaseRetriever:
         """The run's retriever, for a user who still holds a key."""
-        check_user(current_user())
+        check_user()
         return self.retriever or get_retriever(ctx)
 
     def search(self, ctx: Context, query: str) -> list[dict[str, str]]:

@@ -17,7 +17,6 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"redact", "served"}),
     frozenset({"aio", "ahead", "errors", "parsing", "terms", "text", "timing"}),
     frozenset({"paths", "limits", "plugins"}),
-    frozenset({"serve"}),  # the server's keys, auth handler and app: Aegra loads them by path
     frozenset({"providers"}),
     frozenset({"minecraft"}),
     frozenset({"retrieval"}),
@@ -29,6 +28,9 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"agent"}),
     frozenset({"repair"}),  # the loop's extension: the core names it by import path
     frozenset({"tool", "timetravel"}),  # the graph as a LangChain tool; a run's checkpoints
+    # the server's keys, auth handler and app, which Aegra loads by path: above the loop,
+    # which only calls the checks the server attaches (served.attach)
+    frozenset({"serve"}),
     frozenset({"ui"}),  # the web page, beside the server's API
     frozenset({"eval"}),
     frozenset({"cli"}),

@@ -20,7 +20,7 @@ from typing_extensions import TypedDict
 
 from rat_agent.limits import check_ingest
 from rat_agent.retrieval.settings import DEFAULT_COLLECTION, check_collection_name
-from rat_agent.serve.keys import check_user
+from rat_agent.served import check as check_user
 from rat_agent.served import own_collection, served_user
 
 if TYPE_CHECKING:

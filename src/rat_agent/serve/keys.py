@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from rat_agent import served
 from rat_agent.errors import ConfigError
 from rat_agent.paths import data_dir, write_atomic
 
@@ -184,6 +185,10 @@ def check_user(user: str) -> None:
         return
     if not live:
         raise ConfigError(f"user {user!r} holds no live API key on this server: runs as them stop")
+
+
+# Every served run checks its user here before each model call and search.
+served.attach(check_user)
 
 
 def served_database() -> str | None:
