@@ -617,3 +617,27 @@ def test_a_pdf_that_would_take_any_amount_of_work_is_skipped_within_the_limits(
     assert len(out) < 5000
     with pytest.raises(pdf.Unreadable, match="took more than 2 s of CPU"):
         pdf.text_of(out)
+
+
+def test_an_ingest_stops_when_its_users_key_is_revoked_midway(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_data: None
+) -> None:
+    """Between sources and before each stored batch, the ingest asks the key file too."""
+    from fakes import as_served
+
+    from rat_agent.ingest.pipeline import ingest
+    from rat_agent.serve.keys import KeyFile
+
+    monkeypatch.setenv("RAT_SERVE_KEYS", str(tmp_path / "keys.json"))
+    KeyFile().add("alice")
+    files = []
+    for n in range(3):
+        files.append(tmp_path / f"note{n}.md")
+        files[-1].write_text(f"# Note {n}\n\nThe backups of site {n} run at noon.\n")
+
+    def revoke_after_the_first(stage: str, done: int, total: int) -> None:
+        if stage == "reading" and done == 1:
+            KeyFile().revoke("alice")
+
+    with as_served("alice"), pytest.raises(ConfigError, match="no live API key"):
+        ingest([str(f) for f in files], collection="notes", progress=revoke_after_the_first)

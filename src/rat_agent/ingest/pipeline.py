@@ -31,6 +31,7 @@ from rat_agent.retrieval.qdrant.client import (
 from rat_agent.retrieval.qdrant.edge import EdgeClient, Store
 from rat_agent.retrieval.settings import check_collection_name
 from rat_agent.retrieval.web import fetch, passages
+from rat_agent.served import check as check_user
 from rat_agent.served import current_user
 
 log = logging.getLogger(__name__)
@@ -441,6 +442,7 @@ def ingest(
     docs: list[Loaded] = []
     budget = SERVED_INGEST_CHARS if current_user() else None
     for done, item in enumerate(sources):
+        check_user()  # a served user revoked mid-ingest: it stops before the next source
         if progress:
             progress("reading", done, len(sources))
         if budget is not None and budget <= 0:
@@ -486,6 +488,7 @@ def ingest(
     todo = [(p, c) for p in pending for c in p.new]
     finished = 0
     for group in _batches(todo, batch):
+        check_user()  # and before the next batch is stored
         _store(collection, [c for _, c in group])
         report.added += len(group)
         if progress:
