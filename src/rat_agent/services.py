@@ -155,13 +155,16 @@ class Services:
         self, ctx: Context, documents: list[dict[str, str]], targets: list[str]
     ) -> Evidence:
         """The retrieved documents cut to their passages closest to `targets`, within the
-        source's budget of tokens (its metadata, else 600), and how well the best matches."""
+        source's budget of tokens (its metadata, else 600), and how well the best matches.
+        A source whose budget is 0 is shown whole, and the embedder is never loaded for it."""
         from rat_agent.retrieval import evidence  # lazy: numpy and the embedder, for retrievals
 
         if not documents:
             return evidence.Evidence(documents, None)
         metadata = getattr(self.retriever or get_retriever(ctx), "metadata", None) or {}
         budget = int(metadata.get(EVIDENCE_KEY, EVIDENCE_TOKENS))
+        if budget <= 0:
+            return evidence.Evidence(documents, None)
         try:
             return evidence.select(documents, targets, budget, metadata.get(PENALTY_KEY, 0.0))
         except Exception as exc:  # the embedder failing must not cost the step its documents

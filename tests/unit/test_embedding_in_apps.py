@@ -8,7 +8,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from fakes import ListRetriever, ScriptedModel, plan_model, wiki_docs
+import pytest
+from fakes import ListRetriever, ScriptedModel, plan_model, prompt_text, wiki_docs
 from langchain.agents import create_agent
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
@@ -198,3 +199,26 @@ def test_forking_the_first_step_and_bad_steps() -> None:
             fork(g, "f1", bad, "x")
     with pytest.raises(ConfigError, match="empty"):
         fork(g, "f1", 2, "  ")
+
+
+def test_a_source_with_passages_off_never_loads_the_embedder(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Your own retriever that declares no passage budget (rat_evidence_tokens: 0): its
+    documents are shown whole, and the run never loads MiniLM and torch (7-13 s)."""
+    from rat_agent.providers import embeddings
+
+    loaded: list[str] = []
+
+    def no(*_: object) -> None:
+        loaded.append("embedder")
+        raise AssertionError("the embedder was loaded")
+
+    monkeypatch.setattr(embeddings, "get_embeddings", no)
+    source = ListRetriever(documents=wiki_docs(2), metadata={"rat_evidence_tokens": 0})
+    model = plan_model(DRAFT)
+    final = build_graph(llm=model, retriever=source).invoke(QUESTION, context=CONTEXT)
+    assert revised(final) == FIXED
+    shown = [prompt_text(m) for kind, m in model.calls if kind == "revise"]
+    assert all(doc.page_content in text for doc in wiki_docs(2) for text in shown)
+    assert loaded == []
