@@ -45,6 +45,9 @@ class SearxngRetriever(WebSearch):
     def _fatal(self, exc: BaseException) -> bool:
         return isinstance(exc, httpx.HTTPStatusError) and exc.response.status_code == 403
 
+    def _where(self) -> str:
+        return f" at {self.base_url}"
+
     def _message(self, exc: BaseException) -> str:
         if self._fatal(exc):
             return (

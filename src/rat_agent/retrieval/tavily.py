@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import httpx
 from langchain_core.retrievers import BaseRetriever
 from pydantic import Field, SecretStr
 from tavily import AsyncTavilyClient
@@ -23,7 +22,7 @@ from tavily.errors import TimeoutError as TavilyTimeoutError
 
 from rat_agent.errors import ConfigError
 from rat_agent.retrieval.settings import DOC_CHARS, RetrieverSettings
-from rat_agent.retrieval.web.search import WebSearch, describe, detail
+from rat_agent.retrieval.web.search import WebSearch, detail
 
 KEY_ENV = "TAVILY_API_KEY"
 BASE_URL_ENV = "TAVILY_API_BASE_URL"
@@ -75,13 +74,12 @@ class TavilyRetriever(WebSearch):
             text = f"Tavily's rate limit (HTTP 429) was still hit{tries}{said}"
         elif isinstance(exc, TavilyTimeoutError):
             text = f"Tavily search timed out ({self.timeout:g} s per attempt){tries}"
-        elif isinstance(exc, httpx.TransportError):
-            text = f"cannot reach Tavily at {self.api_base_url}{tries}: {describe(exc)}"
-        elif isinstance(exc, ValueError):
-            text = f"Tavily sent an unreadable reply: {describe(exc)}"
         else:
             return super()._message(exc)
         return self._scrub(text)
+
+    def _where(self) -> str:
+        return f" at {self.api_base_url}"
 
     def _scrub(self, text: str) -> str:
         # Our messages never include the key; a server's error text might echo it.

@@ -147,12 +147,16 @@ class WebSearch(BaseRetriever):
         elif isinstance(exc, TimeoutError | httpx.TimeoutException):
             text = f"{self.name} timed out ({self.timeout:g} s per attempt){tries}"
         elif isinstance(exc, httpx.TransportError):
-            text = f"cannot reach {self.name}{tries}: {describe(exc)}"
+            text = f"cannot reach {self.name}{self._where()}{tries}: {describe(exc)}"
         elif isinstance(exc, ValueError):
             text = f"{self.name} sent an unreadable reply: {describe(exc)}"
         else:
             text = f"{self.name} failed: {describe(exc)}"
         return self._scrub(text)
+
+    def _where(self) -> str:
+        """Where the source was sought, for a message (" at URL"), or ""."""
+        return ""
 
     def _scrub(self, text: str) -> str:
         """A message as it may be shown (a source with a key masks it here)."""
