@@ -22,7 +22,7 @@ from pathlib import Path
 
 from rat_agent.eval.revision import kind_of, rate
 
-THRESHOLDS = (0.0, 0.5, 0.8, 0.9, 0.95, 0.98, 0.99, 0.999, 1.01)
+QUANTILES = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9)  # thresholds at these shares of the cases
 
 
 def _rows(path: Path, method: str | None) -> dict[str, dict[str, object]]:
@@ -40,21 +40,28 @@ def main() -> None:
     paper = _rows(args.paper, args.paper_method)
     unsure = {t: r for t, r in _rows(args.unsure, None).items() if "p_keep" in r["stats"]}
     both = sorted(set(paper) & set(unsure))
+    chance = {c: float(unsure[c]["stats"]["p_keep"]) for c in both}  # type: ignore[index, arg-type]
+    ranked = sorted(chance.values())
+    thresholds = [ranked[int(q * len(ranked))] for q in QUANTILES] + [1.01]
+    wrong = [c for c in both if kind_of(c) == "fix"]
+    right = [c for c in both if kind_of(c) != "fix"]
+    # does the model doubt its wrong steps more than its right ones?
+    doubt = sum(
+        (chance[w] < chance[r]) + 0.5 * (chance[w] == chance[r]) for w in wrong for r in right
+    ) / (len(wrong) * len(right))
     lines = [
         "| revise where P(KEEP) < | revised | fixed (wrong steps) | broken (right steps) |",
         "|---|---|---|---|",
     ]
-    for t in THRESHOLDS:
+    for t in thresholds:
         fixes = breaks = revised = 0
-        wrong = [c for c in both if kind_of(c) == "fix"]
-        right = [c for c in both if kind_of(c) != "fix"]
         for case in both:
-            if float(unsure[case]["stats"]["p_keep"]) < t:  # type: ignore[index, arg-type]
+            if chance[case] < t:
                 revised += 1
                 reason = paper[case]["reason"]
                 fixes += reason == "fixed"
                 breaks += reason == "broken"
-        label = "never (keep every step)" if t == 0 else "always (the paper)" if t > 1 else f"{t}"
+        label = "always (the paper)" if t > 1 else f"{t:.3f}" if revised else f"{t:.3f} (never)"
         lines.append(
             f"| {label} | {revised}/{len(both)} | {rate(fixes, len(wrong))} | "
             f"{rate(breaks, len(right))} |"
@@ -70,9 +77,10 @@ def main() -> None:
         f"- code: {commit}; machine: {platform.machine()}, {os.cpu_count()} CPU cores; "
         f"date: {date.today()}\n"
         f"- cases: {len(both)}, the first of the benchmark's order that both arms ran; P(KEEP): "
-        "the chance of the verdict's first token beginning KEEP (its top 10 tokens)\n\n"
-        + "\n".join(lines)
-        + "\n"
+        "the chance of the verdict's first token beginning KEEP (its top 10 tokens); "
+        f"from {ranked[0]:.2f} to {ranked[-1]:.2f}, thresholds at its quantiles\n"
+        f"- AUC: {doubt:.2f}, the chance the model is less sure of a wrong step than of a "
+        "right one (0.5: its doubt tells nothing)\n\n" + "\n".join(lines) + "\n"
     )
     print(report)
     if args.out:
