@@ -92,7 +92,7 @@ def test_a_damaged_collection_is_named_and_the_others_work(
         qdrant.check_collection(client, "a")  # still searchable
         assert hybrid.search(client, "a", "evict keys when memory is full", 1)
 
-    assert cli.main(["collections", "delete", "b"]) == 0
+    assert cli.main(["collections", "delete", "b", "--yes"]) == 0
     assert not (folder / "b").exists()
     assert [i.name for i in qdrant.list_collections()] == ["a", "thoughts"]
     capsys.readouterr()
@@ -171,7 +171,7 @@ def test_an_old_store_opens_with_its_collections_intact(
     assert (old_folder / "meta.json").exists()  # the old folder is kept as it was
 
     qdrant.close_clients()
-    cli.main(["collections", "delete", "b"])
+    cli.main(["collections", "delete", "b", "--yes"])
     qdrant.close_clients()
     assert [i.name for i in qdrant.list_collections()] == ["a", "thoughts"]  # copied once
 

@@ -244,8 +244,8 @@ def test_the_cli_ingests_lists_asks_and_deletes(
     )
     assert "guide.md" in capsys.readouterr().out  # the cited source is the file
 
-    assert cli.main(["collections", "delete", "kb"]) == 0
-    assert cli.main(["collections", "delete", "kb"]) == 2
+    assert cli.main(["collections", "delete", "kb", "--yes"]) == 0
+    assert cli.main(["collections", "delete", "kb"]) == 2  # said before anything is asked
     assert "no collection 'kb'" in capsys.readouterr().err
     assert cli.main(["ask", "q", "--retriever", "qdrant", "--collection", "kb"]) == 2
     err = capsys.readouterr().err

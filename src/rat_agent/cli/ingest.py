@@ -112,6 +112,8 @@ def collections_command(args: argparse.Namespace) -> int:
         from rat_agent.retrieval.settings import check_collection_name
 
         check_collection_name(args.name)  # a bad name is said before anything is asked
+        if args.name not in {info.name for info in list_collections()}:
+            delete_collection(args.name)  # says there is no such collection, and where
         if not args.yes and not confirm(
             f"delete collection {args.name!r} and all its chunks?",
             f"`rat collections delete {args.name}` deletes every chunk: add --yes to confirm",
