@@ -13,13 +13,10 @@ floor keeps 95% of the first while skipping the most of the second. No model is 
 from __future__ import annotations
 
 import argparse
-import os
-import platform
-import subprocess
-from datetime import date
 from pathlib import Path
 
 import numpy as np
+from header import header
 
 from rat_agent.eval.revision import load_cases, source_of
 from rat_agent.providers.embeddings import get_embeddings
@@ -63,16 +60,12 @@ def main() -> None:
             f"| {source} | {len(mine_cases)} | {auc(bearing, other):.2f} | {floor:.3f} | "
             f"{skipped:.0%} |"
         )
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-    ).stdout.strip()
     report = (
-        "# Does a document bear on the step? A floor on the embedder's similarity\n\n"
-        "- command: `python benchmarks/relevance_floor.py "
-        "--out benchmarks/results/relevance-floor.md`\n"
-        f"- code: {commit}; machine: {platform.machine()}, {os.cpu_count()} CPU cores; "
-        f"date: {date.today()}\n"
-        "- score: the cosine similarity (all-MiniLM-L6-v2) of the step to its closest document; "
+        header(
+            "Does a document bear on the step? A floor on the embedder's similarity",
+            "python benchmarks/relevance_floor.py --out benchmarks/results/relevance-floor.md",
+        )
+        + "- score: the cosine similarity (all-MiniLM-L6-v2) of the step to its closest document; "
         "bearing = agree and fix cases (a document holds the step's subject), unrelated = none "
         "does. AUC: the chance a bearing case scores above an unrelated one. No model is "
         "called.\n\n" + "\n".join(rows) + "\n"

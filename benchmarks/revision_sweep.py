@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
-import subprocess
-from datetime import date
 from pathlib import Path
+
+from header import header
 
 from rat_agent.eval.revision import kind_of, rate
 
@@ -66,16 +64,13 @@ def main() -> None:
             f"| {label} | {revised}/{len(both)} | {rate(fixes, len(wrong))} | "
             f"{rate(breaks, len(right))} |"
         )
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-    ).stdout.strip()
     report = (
-        "# Revise only where the model is unsure of its step\n\n"
-        f"- command: `python benchmarks/revision_sweep.py --paper {args.paper} --unsure "
-        f"{args.unsure}`; the `verdict-p` arm: `rat eval --benchmark revision --model local "
+        header(
+            "Revise only where the model is unsure of its step",
+            f"python benchmarks/revision_sweep.py --paper {args.paper} --unsure {args.unsure}",
+        )
+        + f"- the `verdict-p` arm: `rat eval --benchmark revision --model local "
         f"--tasks {len(both)} --set revise_prompt=verdict-p --label {args.unsure.stem}`\n"
-        f"- code: {commit}; machine: {platform.machine()}, {os.cpu_count()} CPU cores; "
-        f"date: {date.today()}\n"
         f"- cases: {len(both)}, the first of the benchmark's order that both arms ran; P(KEEP): "
         "the chance of the verdict's first token beginning KEEP (its top 10 tokens); "
         f"from {ranked[0]:.2f} to {ranked[-1]:.2f}, thresholds at its quantiles\n"

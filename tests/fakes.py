@@ -333,3 +333,14 @@ def reading_model(temperature: float = 0.0) -> ScriptedModel:
         return "KEEP"
 
     return ScriptedModel(respond=respond, calls=[])
+
+
+def guessing_model(temperature: float = 0.0) -> ScriptedModel:
+    """A model by import path whose every revision gives its step a value no document
+    states (`fakes:guessing_model`)."""
+    import re
+
+    def respond(kind: str, messages: list[BaseMessage]) -> str:
+        return re.sub(r"uses \"?[\w.-]+\"?\.$", "uses sometimes.", current_step(messages))
+
+    return ScriptedModel(respond=respond, calls=[])

@@ -134,6 +134,10 @@ class Services:
         for the rest (its profile)."""
         return self.llm is None and profile_of(ctx.model).prefill
 
+    def grounded(self, ctx: Context) -> bool:
+        """Whether a revision must rest on its documents' words to stand (its profile)."""
+        return self.llm is None and profile_of(ctx.model).grounded
+
     def source(self, ctx: Context) -> BaseRetriever:
         """The run's retriever, for a user who still holds a key."""
         check_user()

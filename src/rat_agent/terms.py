@@ -5,6 +5,7 @@ quoted passage is about its step read text the same way."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 # English function words only: this search serves users' own collections and the thought
 # memory, where "make", "use" or a product's name may be the word that matters. A domain
@@ -60,3 +61,16 @@ def _stem(word: str) -> str:
 
 def words(text: str, stopwords: frozenset[str] = STOPWORDS) -> list[str]:
     return [_stem(w) for w in _WORD.findall(text.lower()) if w not in stopwords]
+
+
+def unsupported(draft: str, revised: str, documents: Sequence[str]) -> list[str]:
+    """The words a revision adds to its draft step that the document bearing most on the
+    step does not hold: the one sharing the most words with the draft, the search's first
+    on a tie. A revision that rests on its documents adds only their words."""
+    old = set(words(draft))
+    added = [w for w in dict.fromkeys(words(revised)) if w not in old]
+    if not added or not documents:
+        return []
+    bearing = max(documents, key=lambda text: len(old.intersection(words(text))))
+    held = set(words(bearing))
+    return [w for w in added if w not in held]

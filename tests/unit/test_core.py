@@ -282,3 +282,48 @@ def test_general_repair_inserts_a_prerequisite_its_passage_supports() -> None:
     assert result["steps"][2]["revised"] == "Do the second part with the alpha tool."
     assert "dropped" not in {s["status"] for s in result["steps"]}
     assert "goal" not in {kind for kind, _ in model.calls}
+
+
+def test_a_grounded_profile_keeps_a_revision_only_where_its_documents_give_what_it_adds() -> None:
+    """The bundled model's profile (grounded): a change whose every added word is in the
+    document closest to the step stands; one adding words none of it holds does not, and
+    the step says which."""
+    from unittest.mock import patch
+
+    replies = {
+        DRAFTS[0]: "Do the first part of QX with the alpha tool at level 3.",
+        DRAFTS[1]: "Do the second part with the beta saw.",
+        DRAFTS[2]: "KEEP",
+    }
+    model = scripted(lambda step, messages: replies[step])
+    with patch("rat_agent.agent.nodes.RatNodes.grounded", return_value=True):
+        steps = run(model, output="steps")["steps"]
+    assert [s["revised"] for s in steps] == [replies[DRAFTS[0]], DRAFTS[1], DRAFTS[2]]
+    assert [s["status"] for s in steps] == ["revised", "unchanged", "unchanged"]
+    assert steps[1]["note"] == (
+        "the revision added words the closest document lacks (beta, saw); the draft was kept"
+    )
+    assert (
+        run(scripted(lambda step, messages: replies[step]), output="steps")["steps"][1]["revised"]
+        == replies[DRAFTS[1]]
+    )  # the paper's loop, any model without the entry: the reply stands
+
+
+@pytest.mark.parametrize(
+    ("revised", "documents", "unsupported"),
+    [
+        ("Set BatchMode to yes.", ["BatchMode: yes disables prompts."], []),
+        ("Set BatchMode to no.", ["BatchMode: yes disables prompts."], ["no"]),
+        # the document closest to the step decides, not any document
+        ("Set BatchMode to no.", ["BatchMode: yes.", "Compression: no."], ["no"]),
+        ("Set BatchMode to no.", ["Compression: no.", "BatchMode: no."], []),
+        ("Set BatchMode to yes.", [], []),  # nothing to rest on: no revision was asked
+        ("Set BatchMode.", ["Compression."], []),  # it only dropped words
+    ],
+)
+def test_unsupported_words_are_those_a_revision_adds_that_its_closest_document_lacks(
+    revised: str, documents: list[str], unsupported: list[str]
+) -> None:
+    from rat_agent.terms import unsupported as find
+
+    assert find("Set BatchMode to maybe.", revised, documents) == unsupported

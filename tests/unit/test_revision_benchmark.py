@@ -130,3 +130,21 @@ def test_the_unsure_arm_keeps_the_step_and_measures_the_chance_of_keep() -> None
     out = revision._unsure(Probing(), [], case["step"])
     assert out["answer"] == case["step"] and out["measured"] == {"p_keep": 0.75}
     assert Probing.asked == {"logprobs": True, "top_logprobs": 10, "max_completion_tokens": 1}
+
+
+def test_a_grounded_profile_refuses_the_changes_no_document_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The benchmark judges a revision as revise_step does under the model's profile."""
+    from rat_agent.providers import profiles
+
+    monkeypatch.setenv("RAT_DATA_DIR", str(tmp_path / "data"))
+    settings = lambda rows: {r["reason"] for r in rows if not str(r["task"]).startswith("python")}  # noqa: E731
+    assert settings(_eval("fakes:guessing_model", tmp_path / "paper")) == {"broken", "dropped"}
+    # a profile is code: a new one is a new fingerprint, so the first runs are not reused
+    monkeypatch.setenv("RAT_DATA_DIR", str(tmp_path / "data-grounded"))
+    monkeypatch.setitem(profiles.PROFILES, "fakes:guessing_model", profiles.Profile(grounded=True))
+    monkeypatch.setitem(profiles.PROFILES, "fakes:reading_model", profiles.Profile(grounded=True))
+    assert settings(_eval("fakes:guessing_model", tmp_path / "grounded")) == {"kept", "left wrong"}
+    read = _eval("fakes:reading_model", tmp_path / "read")
+    assert settings(read) == {"kept", "fixed"}  # a fix its passage states still stands

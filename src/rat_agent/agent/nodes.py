@@ -51,6 +51,7 @@ from rat_agent.providers.profiles import PAPER, profile_of
 from rat_agent.retrieval import check_retriever, get_retriever
 from rat_agent.served import current_user
 from rat_agent.services import Services, as_dict
+from rat_agent.terms import unsupported
 from rat_agent.text import shorten
 
 log = logging.getLogger(__name__)
@@ -373,6 +374,17 @@ class RatNodes(Services):
         text, changed = parsing.revision(reply, step["revised"], number)
         if text is None:
             step["note"] = f"the model's revision was empty or cut short; {KEPT}"
+            return
+        documents = prompts.shown(state.get("documents", []))
+        if (
+            changed
+            and self.grounded(ctx)
+            and (new := unsupported(step["revised"], text, documents))
+        ):
+            step["note"] = (
+                f"the revision added words the closest document lacks ({', '.join(new[:5])}); {KEPT}"
+            )
+            step["status"] = "unchanged"
             return
         step["revised"], step["status"] = text, "revised" if changed else "unchanged"
 

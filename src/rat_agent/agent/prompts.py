@@ -117,6 +117,11 @@ def documents_block(documents: Sequence[dict[str, str]], doc_chars: int = DOC_CH
     return "<documents>\n" + "\n\n".join(parts) + "\n</documents>\n\n"
 
 
+def shown(documents: Sequence[dict[str, str]]) -> list[str]:
+    """Each document's title and text as the revision's prompt shows them."""
+    return ["\n".join([doc["title"], *lines(doc, n)]) for n, doc in enumerate(documents, 1)]
+
+
 def lines(doc: dict[str, str], n: int, doc_chars: int = DOC_CHARS) -> list[str]:
     """The lines of document `n` as a prompt shows them."""
     if not doc.get("passages"):

@@ -94,6 +94,8 @@ def invoke(case: Case, settings: Mapping[str, Any], config: RunnableConfig) -> d
     from rat_agent.agent.context import Context
     from rat_agent.providers.call import ask
     from rat_agent.providers.chat import get_chat_model
+    from rat_agent.providers.profiles import profile_of
+    from rat_agent.terms import unsupported
 
     ctx = Context(**settings)
     data = case.key["case"]
@@ -110,7 +112,12 @@ def invoke(case: Case, settings: Mapping[str, Any], config: RunnableConfig) -> d
         return _unsure(model.with_config(config), messages, data["step"])
     reply = ask(model.with_config(config), "revise", messages, whole=True)  # type: ignore[arg-type]
     text, changed = parsing.revision(reply, data["step"], len(data["revised"]) + 1)
-    return {"answer": data["step"] if text is None else text, "changed": changed}
+    documents = prompts.shown(data["documents"])
+    if text is None or (
+        profile_of(ctx.model).grounded and unsupported(data["step"], text, documents)
+    ):
+        return {"answer": data["step"], "changed": False}
+    return {"answer": text, "changed": changed}
 
 
 # Arms that keep the step and measure how sure the model is that it stands: the chance of

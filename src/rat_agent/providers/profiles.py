@@ -24,6 +24,9 @@ class Profile:
     # part of a reply the schema fixes (plan repair's quote, where one line is quotable) is
     # read as prompt rather than written token by token.
     prefill: bool = False
+    # A revision stands only where every word it adds is in the document that bears most
+    # on the step (terms.unsupported); otherwise the draft stands, and the step says why.
+    grounded: bool = False
     why: str = ""  # the measurement behind each entry, with its command
 
 

@@ -1,0 +1,84 @@
+"""A revision stands only where it rests on its documents (the `grounded` profile entry,
+issue 79), measured on the revision benchmark without running the model again: the guard
+(rat_agent.terms.unsupported: every word a revision adds must be in the document sharing
+the most words with the step) is a function of the draft, the reply and the documents, so
+each case's paper revision (a results file of the paper's arm, made before the guard
+existed) is judged with it as revise_step judges it, and scored again.
+
+The rule was shaped on the benchmark's first 79 cases (the tune part, whose revisions were
+read); the rest were run and scored only after, and are reported apart.
+
+    python benchmarks/revision_guard.py --paper benchmarks/results/revision-local.jsonl \\
+        --out benchmarks/results/revision-local-grounded.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from header import header
+
+from rat_agent.agent.prompts import shown
+from rat_agent.eval.revision import load_cases, outcome, rate, source_of
+from rat_agent.terms import unsupported
+
+TUNE = 79  # the cases read while the rule was written
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--paper", type=Path, required=True)
+    parser.add_argument("--paper-method", default="rat revise_prompt=paper")
+    parser.add_argument("--out", default="")
+    args = parser.parse_args()
+    rows = [json.loads(line) for line in args.paper.read_text().splitlines() if line.strip()]
+    answers = {r["task"]: r["answer"] for r in rows if r["method"] == args.paper_method}
+    order = [c for c in load_cases() if c["id"] in answers]
+    parts = {"tune (first 79)": order[:TUNE], "fresh (the rest)": order[TUNE:], "all": order}
+    lines = [
+        "| cases | source | arm | fixed (wrong steps) | broken (right steps) | refused |",
+        "|---|---|---|---|---|---|",
+    ]
+    for part, chosen in parts.items():
+        sources = sorted({source_of(c["id"]) for c in chosen})
+        for source in ["all", *sources] if part != "tune (first 79)" else ["all"]:
+            mine = [c for c in chosen if source == "all" or source_of(c["id"]) == source]
+            if not mine:
+                continue
+            wrong = [c for c in mine if c["kind"] == "fix"]
+            right = [c for c in mine if c["kind"] != "fix"]
+            for arm in ("paper", "paper, grounded"):
+                refused = 0
+                said = {}
+                for c in mine:
+                    text = answers[c["id"]]
+                    if arm != "paper" and unsupported(c["step"], text, shown(c["documents"])):
+                        text, refused = c["step"], refused + 1
+                    said[c["id"]] = outcome(c, text)
+                fixed = sum(said[c["id"]] == "fixed" for c in wrong)
+                broken = sum(said[c["id"]] == "broken" for c in right)
+                lines.append(
+                    f"| {part} | {source} | {arm} | {rate(fixed, len(wrong))} | "
+                    f"{rate(broken, len(right))} | {refused}/{len(mine)} |"
+                )
+    report = (
+        header(
+            "A revision stands only where its documents give what it adds",
+            f"python benchmarks/revision_guard.py --paper {args.paper}",
+        )
+        + f"- cases: {len(order)} with the paper arm's revision; grounded: the same reply, "
+        "kept as the step only where terms.unsupported finds no added word missing from the "
+        "document closest to the step (else the draft stands: `refused`); 95% Wilson "
+        "intervals. The first 79 cases shaped the rule; the rest did not.\n\n"
+        + "\n".join(lines)
+        + "\n"
+    )
+    print(report)
+    if args.out:
+        Path(args.out).write_text(report)
+
+
+if __name__ == "__main__":
+    main()
