@@ -109,7 +109,7 @@ NAMED_FILE = re.compile(r"(?<![\w/.-])((?:[\w-]+/)*[\w-]+\.py)\b")
 # Files a docstring names as a user's or a sandbox's, not the repository's.
 NOT_OURS = {"my_kb.py", "main.py"}
 # A benchmark question by its id: the harness that loads them may name them, the method not.
-QUESTION_ID = re.compile(r"\b(?:redis|pg)-\d{2}\b|\bmc-[a-z_]+\b|HumanEval/\d+")
+QUESTION_ID = re.compile(r"\b(?:redis|pg|php)-\d{2}\b|\bmc-[a-z_]+\b|HumanEval/\d+")
 
 
 def test_no_comment_points_to_a_file_that_is_not_there() -> None:

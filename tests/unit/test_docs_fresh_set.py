@@ -34,8 +34,9 @@ ANSWERS = {
         "Call date_default_timezone_set('Europe/Berlin') at the top of each script.",
     ),
     "php-05": (
-        'session.cookie_secure = On\nsession.cookie_httponly = On\nsession.cookie_samesite = "Strict"',
-        'session.cookie_secure = On\nsession.cookie_httponly = On\nsession.cookie_samesite = "Lax"',
+        "Set session.cookie_secure to On, session.cookie_httponly to 1 and "
+        'session.cookie_samesite to "Strict".',
+        "session.cookie_secure = On\nsession.cookie_httponly = On\nsession.cookie_samesite = Lax",
     ),
     "php-06": ("Set session.use_strict_mode = 1 in php.ini.", "session.use_only_cookies = 1"),
     "php-07": (
@@ -56,8 +57,8 @@ ANSWERS = {
     "php-13": ("open_basedir = /srv/app/", "doc_root = /srv/app"),
     "php-14": ("pcre.backtrack_limit=1000000", "pcre.recursion_limit=1000000"),
     "php-15": (
-        "mail.add_x_header = On\nmail.log = /var/log/phpmail.log",
-        "mail.add_x_header = Off\nmail.log = /var/log/phpmail.log",
+        "mail.add_x_header = On\nmail.log = /var/log/php/mail-calls.log",
+        "mail.add_x_header = Off\nmail.log = /var/log/php/mail-calls.log",
     ),
     "php-16": (
         'session.save_path = "2;/var/lib/php/sessions"',
@@ -129,3 +130,5 @@ def test_an_answer_naming_every_key_scores_one_and_one_missing_a_key_less(
     right, wrong = ANSWERS[case.id]
     assert docs.score(case, right).score == 1.0
     assert docs.score(case, wrong).score < 1.0
+    # cited, the file gives every key's setting: a right answer from it is grounded in full
+    assert docs.grounded(case, right, ["\n".join(LINES)]) == 1.0

@@ -1,4 +1,4 @@
-"""How-to questions over third-party documentation (`rat eval --benchmark docs|postgres`).
+"""How-to questions over third-party documentation (`rat eval --benchmark docs|postgres|php`).
 
 Each set is a dataset file (docs/*.json): its name, the document (the kind of reference a
 user brings: prose comments around the settings they document), the collection it is
@@ -6,10 +6,12 @@ searched in, and its questions. `docs`: Redis 7.0's example configuration file
 (docs/redis.conf, about 106 KB, written by the Redis authors; docs/LICENSE.redis), its
 questions split in half, `tune` and `test`. `postgres`: PostgreSQL 15's sample
 configuration (docs/postgresql.conf; docs/LICENSE.postgresql), 20 questions, all `test`:
-written and checked against the file before any method ran on them, and held out. Each
-question asks how to do something in a user's words, without naming the setting, and
-carries answer keys taken from the file: the directives and values a correct answer must
-name ("maxmemory 2gb", "maxmemory-policy allkeys-lru"). A new set is a new file.
+written and checked against the file before any method ran on them, and held out. `php`:
+PHP 8.2's production configuration (docs/php.ini; docs/LICENSE.php), 20 questions, all
+`test`, written and checked the same way and held out. Each question asks how to do
+something in a user's words, without naming the setting, and carries answer keys taken from
+the file: the directives and values a correct answer must name ("maxmemory 2gb",
+"maxmemory-policy allkeys-lru"). A new set is a new file.
 
 An answer scores the share of its question's keys it names (a key with alternatives counts
 once, for any of them), compared without case, spacing or Markdown code marks. Methods that
