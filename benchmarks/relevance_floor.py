@@ -16,8 +16,8 @@ import argparse
 from pathlib import Path
 
 import numpy as np
-from header import header
 
+from rat_agent.cli.eval import header
 from rat_agent.eval.revision import load_cases, source_of
 from rat_agent.providers.embeddings import get_embeddings
 

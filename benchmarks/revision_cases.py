@@ -48,6 +48,8 @@ MANUALS = {
         ("timesyncd.conf", "systemd-timesyncd", "/etc/systemd/timesyncd.conf", r" {7}([A-Z]\w+)="),
         ("systemd-system.conf", "systemd", "/etc/systemd/system.conf", r" {7}([A-Z]\w+)="),
         ("networkd.conf", "systemd-networkd", "/etc/systemd/networkd.conf", r" {7}([A-Z]\w+)="),
+        ("pstore.conf", "systemd-pstore", "/etc/systemd/pstore.conf", r" {7}([A-Z]\w+)="),
+        ("systemd-sleep.conf", "systemd-sleep", "/etc/systemd/sleep.conf", r" {7}([A-Z]\w+)="),
     ],
     "openssh": [("ssh_config", "the OpenSSH client", "~/.ssh/config", r" {5}([A-Z][A-Za-z0-9]+)")],
     "git": [("git-config", "Git", "~/.gitconfig", r" {7}([a-z][A-Za-z0-9]*\.[A-Za-z0-9.]+)")],
@@ -116,10 +118,26 @@ def entries(source: str) -> Iterator[Entry]:
                 yield Entry(source, page, program, file, found.group(1), text, *value)
 
 
+# A default that holds only on some systems or setups: "true on Windows, and false
+# elsewhere", "false, except ...", "true if index.threads is enabled".
+OTHERWISE = re.compile(r"\b(otherwise|elsewhere|normally|except)\b", re.IGNORECASE)
+ONLY_IF = re.compile(r"\W*(if|unless|on)\b(?! unset)", re.IGNORECASE)
+
+
+def conditional(text: str, end: int) -> bool:
+    """Whether the default stated just before `end` holds only under a condition (the rest
+    of its sentence says so)."""
+    stops = [i for i in (text.find(". ", end), text.find("\n", end)) if i >= 0]
+    rest = text[end : min(stops) if stops else len(text)]
+    return OTHERWISE.search(rest) is not None or ONLY_IF.match(rest) is not None
+
+
 def default_of(text: str) -> tuple[str, bool] | None:
     """The one plain default a description states, or None (none, several, or a phrase)."""
     found = set()
     for m in (m for p in DEFAULTS for m in p.finditer(text)):
+        if conditional(text, max(m.end(1), m.end(2))):
+            return None  # "true on Windows, and false elsewhere": no one right value
         quoted, bare, after = m.group(1), m.group(2), m.group(3)
         if bare and NUMBER.fullmatch(bare) and after and after.lower() not in _AFTER:
             return None  # a number with its unit

@@ -5,8 +5,9 @@ the most words with the step) is a function of the draft, the reply and the docu
 each case's paper revision (a results file of the paper's arm, made before the guard
 existed) is judged with it as revise_step judges it, and scored again.
 
-The rule was shaped on the benchmark's first 79 cases (the tune part, whose revisions were
-read); the rest were run and scored only after, and are reported apart.
+The rule was shaped on the 79 cases of the partial results committed at 651b2d3 (the tune
+part, whose revisions were read); the rest were run and scored only after, and are
+reported apart.
 
     python benchmarks/revision_guard.py --paper benchmarks/results/revision-local.jsonl \\
         --out benchmarks/results/revision-local-grounded.md
@@ -16,15 +17,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 from pathlib import Path
 
-from header import header
-
 from rat_agent.agent.prompts import shown
+from rat_agent.cli.eval import header
 from rat_agent.eval.revision import load_cases, outcome, rate, source_of
 from rat_agent.terms import unsupported
 
-TUNE = 79  # the cases read while the rule was written
+TUNE = "651b2d3:benchmarks/results/revision-local.jsonl"  # the cases read while it was written
+
+
+def tune_cases() -> set[str]:
+    shown = subprocess.run(["git", "show", TUNE], capture_output=True, text=True, check=True)
+    return {json.loads(line)["task"] for line in shown.stdout.splitlines() if line.strip()}
 
 
 def main() -> None:
@@ -36,14 +42,19 @@ def main() -> None:
     rows = [json.loads(line) for line in args.paper.read_text().splitlines() if line.strip()]
     answers = {r["task"]: r["answer"] for r in rows if r["method"] == args.paper_method}
     order = [c for c in load_cases() if c["id"] in answers]
-    parts = {"tune (first 79)": order[:TUNE], "fresh (the rest)": order[TUNE:], "all": order}
+    tune = tune_cases()
+    parts = {
+        "tune": [c for c in order if c["id"] in tune],
+        "fresh": [c for c in order if c["id"] not in tune],
+        "all": order,
+    }
     lines = [
         "| cases | source | arm | fixed (wrong steps) | broken (right steps) | refused |",
         "|---|---|---|---|---|---|",
     ]
     for part, chosen in parts.items():
         sources = sorted({source_of(c["id"]) for c in chosen})
-        for source in ["all", *sources] if part != "tune (first 79)" else ["all"]:
+        for source in ["all", *sources] if part != "tune" else ["all"]:
             mine = [c for c in chosen if source == "all" or source_of(c["id"]) == source]
             if not mine:
                 continue
@@ -71,9 +82,8 @@ def main() -> None:
         + f"- cases: {len(order)} with the paper arm's revision; grounded: the same reply, "
         "kept as the step only where terms.unsupported finds no added word missing from the "
         "document closest to the step (else the draft stands: `refused`); 95% Wilson "
-        "intervals. The first 79 cases shaped the rule; the rest did not.\n\n"
-        + "\n".join(lines)
-        + "\n"
+        "intervals. tune: the cases read while the rule was written (those of the results at "
+        f"{TUNE.split(':')[0]}); fresh: the rest.\n\n" + "\n".join(lines) + "\n"
     )
     print(report)
     if args.out:

@@ -16,8 +16,7 @@ import argparse
 import json
 from pathlib import Path
 
-from header import header
-
+from rat_agent.cli.eval import header
 from rat_agent.eval.revision import kind_of, rate
 
 QUANTILES = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9)  # thresholds at these shares of the cases

@@ -326,10 +326,10 @@ def reading_model(temperature: float = 0.0) -> ScriptedModel:
         )
         for named, passage in shown:
             stated = re.search(
-                r"(?:[Dd]efaults? to|default is) \"?([\w.-]+)", passage
+                r"(?:[Dd]efaults? to|default is) \"?([\w./-]+)", passage
             ) or re.search(r"(\w+) \(the default\)", passage)
             if setting and named == setting.group(1) and stated:
-                return re.sub(r"uses \"?[\w.-]+\"?\.$", f"uses {stated.group(1)}.", step)
+                return re.sub(r"uses \"?[\w./-]+\"?\.$", f"uses {stated.group(1)}.", step)
         return "KEEP"
 
     return ScriptedModel(respond=respond, calls=[])
@@ -341,6 +341,6 @@ def guessing_model(temperature: float = 0.0) -> ScriptedModel:
     import re
 
     def respond(kind: str, messages: list[BaseMessage]) -> str:
-        return re.sub(r"uses \"?[\w.-]+\"?\.$", "uses sometimes.", current_step(messages))
+        return re.sub(r"uses \"?[\w./-]+\"?\.$", "uses sometimes.", current_step(messages))
 
     return ScriptedModel(respond=respond, calls=[])

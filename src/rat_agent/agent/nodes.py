@@ -381,9 +381,8 @@ class RatNodes(Services):
             and self.grounded(ctx)
             and (new := unsupported(step["revised"], text, documents))
         ):
-            step["note"] = (
-                f"the revision added words the closest document lacks ({', '.join(new[:5])}); {KEPT}"
-            )
+            lacks = ", ".join(new[:5])
+            step["note"] = f"the revision added words the closest document lacks ({lacks}); {KEPT}"
             step["status"] = "unchanged"
             return
         step["revised"], step["status"] = text, "revised" if changed else "unchanged"

@@ -291,10 +291,8 @@ def eval_command(args: argparse.Namespace) -> int:
         plots = plot(results, out / name, f"{bench.name}, {args.model}", score_name)
         notes += f"- plots: {', '.join(p.name for p in plots)}\n"
     (out / f"{name}.md").write_text(
-        f"# {bench.title}, model {args.model}\n\n- command: `{command}`\n"
-        f"- code: {code_version()}; machine: {platform.machine()}, {os.cpu_count()} CPU "
-        f"cores; date: {date.today()}\n"
-        f"- score: {bench.scoring}; cost is the mean per run\n{notes}\n{markdown}\n"
+        header(f"{bench.title}, model {args.model}", command)
+        + f"- score: {bench.scoring}; cost is the mean per run\n{notes}\n{markdown}\n"
     )
     console().print(markdown)
     if errors:
@@ -302,6 +300,16 @@ def eval_command(args: argparse.Namespace) -> int:
     if args.keep_runs:
         err.print(f"runs kept: rat show KEY, with a run's key from {out / name}.jsonl")
     return 0
+
+
+def header(title: str, command: str) -> str:
+    """How a results file opens: what it measures, the command that made it, the code, the
+    machine and the day (tests/unit/test_results.py reads them)."""
+    return (
+        f"# {title}\n\n- command: `{command}`\n"
+        f"- code: {code_version()}; machine: {platform.machine()}, {os.cpu_count()} CPU "
+        f"cores; date: {date.today()}\n"
+    )
 
 
 def code_version() -> str:
