@@ -37,7 +37,12 @@ PROFILES: dict[str, Profile] = {
         draft="sourced",
         schema=True,
         prefill=True,
-        why="draft: on the PostgreSQL held-out 20, 28% of keys named with a sourced draft "
+        grounded=True,
+        why="grounded: on the revision benchmark's tune part (67 cases), the paper's revision "
+        "fixed 55% of wrong steps and broke 27% of right ones; kept only where its documents "
+        "give what it adds, 41% and 7% (python benchmarks/revision_guard.py, "
+        "benchmarks/results/revision-local-grounded.md, with the fresh cases apart). "
+        "draft: on the PostgreSQL held-out 20, 28% of keys named with a sourced draft "
         "(rag 30% in the same run) against 12% with the chain of thought at a5579f8; won 6 "
         "tasks from it and lost 2 (benchmarks/results/postgres-local-test-sourced-b247f9b.md)"
         "; on the redis.conf tune 10 in one run, 37% against 12%, won 4 and lost 1 "
