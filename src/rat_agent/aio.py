@@ -4,6 +4,8 @@ I/O path, not two copies."""
 from __future__ import annotations
 
 import asyncio
+import logging
+import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Generator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -13,6 +15,7 @@ if TYPE_CHECKING:  # light: the CLI's help and the settings import this module
     from langchain_core.runnables import RunnableLambda
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
@@ -97,9 +100,36 @@ def node(body: Callable[..., Body[Any]], name: str) -> RunnableLambda[Any, Any]:
     from langgraph.runtime import get_runtime
 
     def sync(state: Any) -> Any:
-        return run(body(state, get_runtime()))
+        try:
+            return run(body(state, get_runtime()))
+        except Exception as exc:
+            if (hidden := _hidden(exc)) is exc:
+                raise
+            raise hidden from None
 
     async def async_(state: Any) -> Any:
-        return await arun(body(state, get_runtime()))
+        try:
+            return await arun(body(state, get_runtime()))
+        except Exception as exc:
+            if (hidden := _hidden(exc)) is exc:
+                raise
+            raise hidden from None
 
     return RunnableLambda(sync, afunc=async_, name=name)
+
+
+def _hidden(exc: Exception) -> Exception:
+    """What a served user sees of an error a node raised: the project's own errors (one
+    line, paths scrubbed) and LangGraph's own signals as they are; anything else as a line
+    with an id, its text and trace logged on the server (a library's message may name the
+    server's paths, addresses or code)."""
+    from langgraph.errors import GraphBubbleUp
+
+    from rat_agent.errors import InternalError, RatError
+    from rat_agent.served import current_user
+
+    if isinstance(exc, RatError | GraphBubbleUp) or not current_user():
+        return exc
+    ref = uuid.uuid4().hex[:12]
+    log.error("a served run failed (error %s)", ref, exc_info=exc)
+    return InternalError(f"the run failed on the server (error {ref}); its log has the details")

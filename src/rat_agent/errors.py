@@ -52,3 +52,8 @@ class RetrievalError(RatError, RuntimeError):
 
 class SourceUnavailable(RetrievalError):
     """The source still failed after its own retries; retrying the step would not help."""
+
+
+class InternalError(RatError, RuntimeError):
+    """An error not of the project's own making, in a served user's run: its text and trace
+    stay in the server's log, and the user reads one line with an id to quote."""

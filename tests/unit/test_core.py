@@ -327,3 +327,31 @@ def test_unsupported_words_are_those_a_revision_adds_that_its_closest_document_l
     from rat_agent.terms import unsupported as find
 
     assert find("Set BatchMode to maybe.", revised, documents) == unsupported
+
+
+def test_a_served_users_run_shows_a_foreign_error_as_one_line_with_an_id(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An error not of the project's making (a library's, a plug-in's) may name the server's
+    paths or code: a served user reads a line with an id, the server's log keeps the rest.
+    Outside a server the error is raised as it is."""
+    from rat_agent.errors import InternalError
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise KeyError("/srv/rat/secret.py line 3")
+
+    monkeypatch.setattr(prompts, "revise_messages", broken)
+    graph = build_graph(llm=scripted(), retriever=ListRetriever(documents=PAGES))
+    with pytest.raises(KeyError):
+        graph.invoke({"question": QUESTION}, context={"output": "steps"})
+    alice = {"identity": "alice", "is_authenticated": True}
+    with pytest.raises(InternalError) as caught:
+        graph.invoke(
+            {"question": QUESTION},
+            {"configurable": {"langgraph_auth_user": alice}},
+            context={"output": "steps"},
+        )
+    message = str(caught.value)
+    ref = message.split("(error ")[1].split(")")[0]
+    assert message == f"the run failed on the server (error {ref}); its log has the details"
+    assert f"a served run failed (error {ref})" in caplog.text and "secret.py" in caplog.text

@@ -15,8 +15,9 @@ PACKAGE = Path(__file__).resolve().parents[2] / "src" / "rat_agent"
 LAYERS: tuple[frozenset[str], ...] = (
     # below errors, which masks its messages with them: secrets, and a served user's paths
     frozenset({"redact", "served"}),
-    frozenset({"aio", "ahead", "errors", "parsing", "terms", "text", "timing"}),
-    frozenset({"paths", "limits", "plugins"}),
+    frozenset({"ahead", "errors", "parsing", "terms", "text", "timing"}),
+    # aio runs a node's body, and shows a served user a foreign error as one of errors'
+    frozenset({"paths", "limits", "plugins", "aio"}),
     frozenset({"providers"}),
     frozenset({"minecraft"}),
     frozenset({"retrieval"}),
