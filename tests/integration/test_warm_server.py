@@ -168,6 +168,19 @@ def test_rat_models_lists_and_stops(cache: Path, capsys: pytest.CaptureFixture[s
     assert "no local model server is running" in capsys.readouterr().out
 
 
+def test_rat_models_start_warms_the_server_the_next_command_finds(
+    cache: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert cli.main(["models", "start", "--model", "local-tiny"]) == 0
+    ((state, _),) = warm.running()
+    out = capsys.readouterr().out
+    assert f"local-tiny is warm: port {state.port}, pid {state.pid}; stops after 2m00s" in out
+    assert _run()["pid"] == state.pid  # the next command's first call finds it
+    monkeypatch.setenv("RAT_KEEP_ALIVE", "0")
+    assert cli.main(["models", "start", "--model", "local-tiny"]) == 2
+    assert "RAT_KEEP_ALIVE=0 keeps no server warm" in capsys.readouterr().err
+
+
 def test_start_up_errors_are_one_line(cache: Path, tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="the local model file is missing"):
         warm.attach(tmp_path / "nothing.gguf", "x", 60)

@@ -284,16 +284,16 @@ def convert(name: str, raw: str, kind: type[Any], where: str = "") -> Any:
 
 
 _dataclass_init = Context.__init__
+SETTINGS = frozenset(f.name for f in fields(Context))
 
 
 def _init(self: Context, **given: Any) -> None:
     # The generated __init__ cannot tell a value given from its default; the environment
     # must fill only what was not given (LangGraph builds the context as Context(**values)).
-    known = {f.name for f in fields(Context)}
-    if unknown := sorted(set(given) - known):
+    if unknown := sorted(set(given) - SETTINGS):
         raise ConfigError(
             f"unknown setting{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}: "
-            f"the settings are {', '.join(sorted(known))}"
+            f"the settings are {', '.join(sorted(SETTINGS))}"
         )
     object.__setattr__(self, "_given", frozenset(given))
     _dataclass_init(self, **given)

@@ -1,4 +1,5 @@
-"""`rat models`: the warm local model servers (RAT_KEEP_ALIVE), and stopping them."""
+"""`rat models`: the warm local model servers (RAT_KEEP_ALIVE): start one ahead of the first
+question (loading the weights is most of a first run's wait), list them, stop them."""
 
 from __future__ import annotations
 
@@ -16,6 +17,10 @@ def add_command(sub: Any) -> None:
     )
     actions = models.add_subparsers(dest="action")
     actions.add_parser("list", help="model, port, idle time (the default)")
+    start = actions.add_parser(
+        "start", help="start a bundled model's server now, so the next question finds it warm"
+    )
+    start.add_argument("--model", default="local", choices=["local", "local-tiny"])
     actions.add_parser("stop", help="stop every warm local model server now")
 
 
@@ -23,6 +28,8 @@ def models_command(args: argparse.Namespace) -> int:
     from rat_agent.providers import warm
 
     out = console()
+    if args.action == "start":
+        return _start(args.model)
     servers = warm.running()
     if args.action == "stop":
         for state, _ in servers:
@@ -45,6 +52,26 @@ def models_command(args: argparse.Namespace) -> int:
             f"slots {state.slots}  idle {_duration(idle):>7}  {left}  "
             f"[dim]{escape(Path(state.model).name)}[/dim]"
         )
+    return 0
+
+
+def _start(name: str) -> int:
+    from rat_agent.errors import ConfigError
+    from rat_agent.providers import warm
+    from rat_agent.providers.chat import local_model_path
+    from rat_agent.providers.local_server import ensure_server
+
+    if warm.keep_alive() == 0:
+        raise ConfigError("RAT_KEEP_ALIVE=0 keeps no server warm: unset it, or give a duration")
+    server = ensure_server(local_model_path(name), name)
+    state = server.state
+    assert state is not None  # a warm server, as keep_alive is not 0
+    until = (
+        "until `rat models stop`"
+        if math.isinf(state.keep_alive)
+        else f"stops after {_duration(state.keep_alive)} idle (RAT_KEEP_ALIVE)"
+    )
+    console().print(f"{escape(name)} is warm: port {state.port}, pid {state.pid}; {until}")
     return 0
 
 
