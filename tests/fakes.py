@@ -127,9 +127,10 @@ class ListRetriever(BaseRetriever):
 def wiki_docs(n: int = 3) -> list[Document]:
     return [
         Document(
-            # what the tests' plans are about, so a revision quoting it bears on their steps
-            page_content=f"Page {i} says: the fact number {i}, on logs, wood, planks, tables, "
-            "sticks and every part of a task.",
+            # what the tests' plans are about, so a revision quoting it bears on their steps,
+            # and the word plan_model's revisions add (FIXED): they rest on their documents
+            page_content=f"Page {i} says: the fixed fact number {i}, on logs, wood, planks, "
+            "tables, sticks and every part of a task.",
             metadata={"title": f"Page {i}", "source": f"corpus:page{i}"},
         )
         for i in range(1, n + 1)
