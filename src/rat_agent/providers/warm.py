@@ -296,7 +296,7 @@ def _activity(handle: Any) -> tuple[float, ...]:
 
 
 def serve(model_path: Path, alias: str, seconds: float) -> int:
-    from rat_agent.providers.local_server import slots, start_handle
+    from rat_agent.providers.llama import slots, start_handle
 
     files = _files(model_path)
     key = os.environ.pop(KEY_ENV, "")
