@@ -38,8 +38,6 @@ pytestmark = [pytest.mark.server, pytest.mark.timeout(180)]
 
 # The server's defaults, which the page offers: the scripted model and a list retriever.
 SETTINGS = {"RAT_MODEL": MODEL, "RAT_RETRIEVER": RETRIEVER, "RAT_DRAFT": "cot", "RAT_K": "2"}
-# Where the README's picture is written when asked for (scripts regenerate it).
-SCREENSHOT = os.environ.get("RAT_UI_SCREENSHOT", "")
 
 
 @pytest.fixture(scope="module")
@@ -97,8 +95,6 @@ def test_a_question_shows_its_draft_revisions_sources_and_cited_answer(
     expect(page.locator(".stats")).to_contain_text("model calls")
     expect(page.locator(".stats")).to_contain_text(f"{MODEL} · ")  # the run's model, its time
     expect(page.locator(".stats")).to_contain_text(re.compile(r"\d+\.\d s"))
-    if SCREENSHOT:
-        page.screenshot(path=SCREENSHOT, full_page=True)
 
     # past runs come from the server's threads: after a reload, the run opens again
     page.reload()
