@@ -86,3 +86,21 @@ def test_runs_with_different_settings_get_their_own_retriever() -> None:
     b = retrieval.get_retriever(Context(retriever="fakes:make_retriever", k=2))
     c = retrieval.get_retriever(Context(retriever="fakes:make_retriever", k=1, max_steps=3))
     assert a is not b and a is c
+
+
+def test_a_server_can_load_the_embedder_before_the_first_question(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """RAT_PRELOAD_EMBEDDER=1 (what `rat ui` sets): the embedder loads in a thread of its
+    own as the server starts; unset, nothing loads until a search needs it."""
+    from rat_agent.providers import embeddings
+
+    monkeypatch.setattr(embeddings, "_embeddings", None)
+    monkeypatch.delenv("RAT_PRELOAD_EMBEDDER", raising=False)
+    assert embeddings.preload_if_asked() is None and embeddings._embeddings is None
+    monkeypatch.setenv("RAT_PRELOAD_EMBEDDER", "1")
+    thread = embeddings.preload_if_asked()
+    assert thread is not None
+    thread.join(timeout=120)
+    assert embeddings._embeddings is not None
+    assert embeddings.get_embeddings() is embeddings._embeddings  # the one the searches use

@@ -47,7 +47,9 @@ def ui_command(args: argparse.Namespace) -> NoReturn:
     config = folder / "langgraph.json"
     config.write_text(json.dumps(SERVER_CONFIG, indent=2) + "\n", encoding="utf-8")
     console().print(escape(f"rat ui: http://{args.host}:{args.port}/ui/ (Ctrl-C stops it)"))
-    env = {**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1"}
+    # the page is for asking now: the embedder loads while the server starts, not at the
+    # first question (7-13 s); RAT_PRELOAD_EMBEDDER=0 keeps it for the first search
+    env = {"RAT_PRELOAD_EMBEDDER": "1", **os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1"}
     argv = [command, "dev", "--config", str(config), "--host", args.host, "--port", str(args.port)]
     argv += ["--no-browser", "--no-reload", "--server-log-level", "WARNING"]
     sys.stdout.flush()

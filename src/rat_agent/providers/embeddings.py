@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import threading
@@ -76,6 +77,25 @@ def get_embeddings() -> Embeddings:
             with once_cost("embedder load"):
                 _embeddings = _load()
         return _embeddings
+
+
+PRELOAD_ENV = "RAT_PRELOAD_EMBEDDER"
+
+
+def preload_if_asked() -> threading.Thread | None:
+    """With RAT_PRELOAD_EMBEDDER=1, the embedder loads now in a thread of its own, so a
+    server's first question does not wait for it (`rat ui` sets it); otherwise None."""
+    if os.environ.get(PRELOAD_ENV, "").strip() != "1":
+        return None
+    thread = threading.Thread(target=_preload, name="rat-embedder-preload", daemon=True)
+    thread.start()
+    return thread
+
+
+def _preload() -> None:
+    # a failure is said again, in one line, by the first search that needs the embedder
+    with contextlib.suppress(RetrievalError):
+        get_embeddings()
 
 
 def _load() -> Embeddings:

@@ -21,6 +21,7 @@ from starlette.staticfiles import StaticFiles
 
 from rat_agent.agent.context import CHOICES, Context
 from rat_agent.providers.chat import API_KEY_ENV, LOCAL_MODELS
+from rat_agent.providers.embeddings import preload_if_asked
 from rat_agent.retrieval.registry import names
 
 DIST = Path(__file__).parent / "dist"
@@ -57,3 +58,4 @@ ROUTES: list[BaseRoute] = [
 ]
 
 app = Starlette(routes=ROUTES)
+preload_if_asked()  # a server loads this module once, at its start
