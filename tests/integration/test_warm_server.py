@@ -171,7 +171,17 @@ def test_rat_models_lists_and_stops(cache: Path, capsys: pytest.CaptureFixture[s
 def test_rat_models_start_warms_the_server_the_next_command_finds(
     cache: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert cli.main(["models", "start", "--model", "local-tiny"]) == 0
+    from rat_agent.providers import local_server
+    from rat_agent.providers.chat import get_chat_model
+
+    # a server this process runs in itself (RAT_KEEP_ALIVE=0) is not the warm one started
+    monkeypatch.setenv("RAT_KEEP_ALIVE", "0")
+    get_chat_model("local-tiny", max_tokens=4)
+    monkeypatch.setenv("RAT_KEEP_ALIVE", "120")
+    try:
+        assert cli.main(["models", "start", "--model", "local-tiny"]) == 0
+    finally:
+        local_server.stop_all()
     ((state, _),) = warm.running()
     out = capsys.readouterr().out
     assert f"local-tiny is warm: port {state.port}, pid {state.pid}; stops after 2m00s" in out

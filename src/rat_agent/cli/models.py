@@ -59,13 +59,13 @@ def _start(name: str) -> int:
     from rat_agent.errors import ConfigError
     from rat_agent.providers import warm
     from rat_agent.providers.chat import local_model_path
-    from rat_agent.providers.local_server import ensure_server
 
-    if warm.keep_alive() == 0:
+    seconds = warm.keep_alive()
+    if seconds == 0:
         raise ConfigError("RAT_KEEP_ALIVE=0 keeps no server warm: unset it, or give a duration")
-    server = ensure_server(local_model_path(name), name)
-    state = server.state
-    assert state is not None  # a warm server, as keep_alive is not 0
+    # the warm server itself (found or started), not this process's view of it: a server
+    # this process already runs in itself (RAT_KEEP_ALIVE=0 earlier) is not one to leave
+    state = warm.attach(local_model_path(name), name, seconds)
     until = (
         "until `rat models stop`"
         if math.isinf(state.keep_alive)
