@@ -375,11 +375,11 @@ class RatNodes(Services):
         if text is None:
             step["note"] = f"the model's revision was empty or cut short; {KEPT}"
             return
-        documents = prompts.shown(state.get("documents", []))
+        documents = state.get("documents", [])
         if (
             changed
             and self.grounded(ctx)
-            and (new := unsupported(step["revised"], text, documents))
+            and (new := unsupported(step["revised"], text, prompts.shown(documents)))
         ):
             lacks = ", ".join(new[:5])
             step["note"] = f"the revision added words the closest document lacks ({lacks}); {KEPT}"
