@@ -103,33 +103,32 @@ def node(body: Callable[..., Body[Any]], name: str) -> RunnableLambda[Any, Any]:
         try:
             return run(body(state, get_runtime()))
         except Exception as exc:
-            if (hidden := _hidden(exc)) is exc:
-                raise
-            raise hidden from None
+            _hide(exc)
+            raise
 
     async def async_(state: Any) -> Any:
         try:
             return await arun(body(state, get_runtime()))
         except Exception as exc:
-            if (hidden := _hidden(exc)) is exc:
-                raise
-            raise hidden from None
+            _hide(exc)
+            raise
 
     return RunnableLambda(sync, afunc=async_, name=name)
 
 
-def _hidden(exc: Exception) -> Exception:
+def _hide(exc: Exception) -> None:
     """What a served user sees of an error a node raised: the project's own errors (one
-    line, paths scrubbed) and LangGraph's own signals as they are; anything else as a line
-    with an id, its text and trace logged on the server (a library's message may name the
-    server's paths, addresses or code)."""
+    line, paths scrubbed) and LangGraph's own signals as they are (this returns); anything
+    else is raised as a line with an id, its text and trace logged on the server (a
+    library's message may name the server's paths, addresses or code)."""
     from langgraph.errors import GraphBubbleUp
 
     from rat_agent.errors import InternalError, RatError
     from rat_agent.served import current_user
 
     if isinstance(exc, RatError | GraphBubbleUp) or not current_user():
-        return exc
+        return
     ref = uuid.uuid4().hex[:12]
     log.error("a served run failed (error %s)", ref, exc_info=exc)
-    return InternalError(f"the run failed on the server (error {ref}); its log has the details")
+    message = f"the run failed on the server (error {ref}); its log has the details"
+    raise InternalError(message) from None

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import re
 import textwrap
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+from rat_agent.terms import unsupported
 
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>\s*", re.DOTALL | re.IGNORECASE)
 _THINK_OPEN = re.compile(r"^.*?</(?:think|thinking|reasoning)>\s*", re.DOTALL | re.IGNORECASE)
@@ -251,17 +253,32 @@ def keeps(reply: str) -> bool:
     return re.fullmatch(r"\W*keep\W*", strip_thinking(reply).strip(), re.IGNORECASE) is not None
 
 
-def revision(reply: str, draft: str, number: int) -> tuple[str | None, bool]:
+class RevisionReply(NamedTuple):
+    text: str | None  # None: the reply was empty or cut short
+    changed: bool
+    lacks: list[str]  # words the revision added that its closest document lacks (grounded)
+
+
+def revision(
+    reply: str, draft: str, number: int, shown: Callable[[], Sequence[str]] | None = None
+) -> RevisionReply:
     """What a revision reply makes of step `number`: its text and whether it changed the
     draft. KEEP keeps the draft (a step that stands costs one word to say so, not the step
     written out again); a reply with nothing in it, or one the token limit cut short, gives
-    None: the draft is kept, and the caller says why."""
+    None: the draft is kept, and the caller says why. With `shown` (the documents as the
+    prompt showed them: a profile's `grounded` entry), a change stands only where the closest
+    document has every word it adds (terms.unsupported); otherwise the draft stands and
+    `lacks` names the words."""
     if keeps(reply):
-        return draft, False
+        return RevisionReply(draft, False, [])
     text = pick_step(clean_reply(reply), number)
     if not says_something(text):
-        return None, False
-    return text, normalize(text) != normalize(draft)
+        return RevisionReply(None, False, [])
+    if normalize(text) == normalize(draft):
+        return RevisionReply(text, False, [])
+    if shown is not None and (lacks := unsupported(draft, text, shown())):
+        return RevisionReply(draft, False, lacks)
+    return RevisionReply(text, True, [])
 
 
 def says_something(text: str) -> bool:

@@ -329,6 +329,27 @@ def test_unsupported_words_are_those_a_revision_adds_that_its_closest_document_l
     assert find("Set BatchMode to maybe.", revised, documents) == unsupported
 
 
+def test_a_grounded_revision_reads_the_documents_only_for_a_change() -> None:
+    """The node and the revision benchmark judge a reply with one function: a KEEP or a
+    reply that changes nothing never renders the documents; a change the closest document
+    does not give keeps the draft and names what it lacks."""
+    from rat_agent.parsing import revision
+
+    def shown() -> list[str]:
+        seen.append(1)
+        return ["BatchMode: yes disables prompts."]
+
+    seen: list[int] = []
+    draft = "Set BatchMode to maybe."
+    assert revision("KEEP", draft, 1, shown) == (draft, False, [])
+    assert revision("STEP 1: Set BatchMode to maybe.", draft, 1, shown) == (draft, False, [])
+    assert not seen
+    assert revision("Set BatchMode to no.", draft, 1, shown) == (draft, False, ["no"])
+    assert revision("Set BatchMode to yes.", draft, 1, shown) == ("Set BatchMode to yes.", True, [])
+    assert revision("Set BatchMode to no.", draft, 1) == ("Set BatchMode to no.", True, [])
+    assert revision("", draft, 1, shown) == (None, False, [])
+
+
 def test_a_served_users_run_shows_a_foreign_error_as_one_line_with_an_id(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

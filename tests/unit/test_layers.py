@@ -13,9 +13,10 @@ PACKAGE = Path(__file__).resolve().parents[2] / "src" / "rat_agent"
 
 # Lowest first. A folder may import its own modules and any lower layer, nothing else.
 LAYERS: tuple[frozenset[str], ...] = (
+    frozenset({"terms"}),  # words as search reads them, and the grounded revision's check
     # below errors, which masks its messages with them: secrets, and a served user's paths
     frozenset({"redact", "served"}),
-    frozenset({"ahead", "errors", "parsing", "terms", "text", "timing"}),
+    frozenset({"ahead", "errors", "parsing", "text", "timing"}),
     # aio runs a node's body, and shows a served user a foreign error as one of errors'
     frozenset({"paths", "limits", "plugins", "aio"}),
     frozenset({"providers"}),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Annotated, Any, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
 from rat_agent.agent import prompts
 from rat_agent.errors import ConfigError
@@ -13,6 +13,11 @@ from rat_agent.retrieval.settings import (
     DEFAULT_RETRIEVER,
     check_collection_name,
 )
+
+if TYPE_CHECKING:
+    from langgraph.runtime import Runtime
+
+    from rat_agent.agent.state import State
 
 Method = Literal["rat", "rag", "cot", "direct", "react"]
 Draft = Literal["auto", "cot", "sourced"]
@@ -264,6 +269,26 @@ class Context:
         fields it does not know are left out (a checkpoint of an older release)."""
         known = {f.name for f in fields(cls)}
         return cls(**{name: value for name, value in saved.items() if name in known})
+
+
+def context_of(runtime: Runtime[Context] | None) -> Context:
+    """The run's context as given; a run started without one gets the defaults (and
+    environment)."""
+    if runtime is None or runtime.context is None:
+        return Context()
+    return runtime.context
+
+
+def settings_of(state: State, runtime: Runtime[Context] | None) -> Context:
+    """The settings the run started with, its "auto" choices resolved (`State.settings`), so
+    a resumed or replayed run goes on as it began."""
+    saved = state.get("settings")
+    if saved:
+        try:
+            return Context.restore(saved)
+        except ConfigError:  # a checkpoint of an older release: the run's context
+            pass
+    return context_of(runtime)
 
 
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}

@@ -35,7 +35,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 
-from rat_agent.agent.context import Context
+from rat_agent.agent.context import Context, context_of, settings_of
 from rat_agent.agent.methods.baselines import (
     answer_once,
     direct,
@@ -43,7 +43,7 @@ from rat_agent.agent.methods.baselines import (
     retrieve_once_failed,
 )
 from rat_agent.agent.methods.react import react
-from rat_agent.agent.nodes import RatNodes, context_of, has_next_step, settings_of
+from rat_agent.agent.nodes import RatNodes, has_next_step
 from rat_agent.agent.remember import remember
 from rat_agent.agent.state import (
     ANSWER_ONCE,

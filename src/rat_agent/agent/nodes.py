@@ -29,7 +29,7 @@ from langgraph.types import Command, interrupt
 
 from rat_agent import parsing
 from rat_agent.agent import prompts
-from rat_agent.agent.context import Context
+from rat_agent.agent.context import Context, context_of, settings_of
 from rat_agent.agent.extension import (
     Drafted,
     Lookup,
@@ -41,7 +41,7 @@ from rat_agent.agent.extension import (
 )
 from rat_agent.agent.remember import check_memory, recall
 from rat_agent.agent.speculate import look_ahead
-from rat_agent.agent.state import REVISE_STEP, Source, SourceKind, State, Step, revised
+from rat_agent.agent.state import REVISE_STEP, Found, Source, SourceKind, State, Step, revised
 from rat_agent.ahead import key_of
 from rat_agent.aio import Body, Wait, ready, run
 from rat_agent.chat import new_turn, question_of, turns_of
@@ -51,35 +51,12 @@ from rat_agent.providers.profiles import PAPER, profile_of
 from rat_agent.retrieval import check_retriever, get_retriever
 from rat_agent.served import current_user
 from rat_agent.services import Services, as_dict
-from rat_agent.terms import unsupported
 from rat_agent.text import shorten
 
 log = logging.getLogger(__name__)
 SNIPPET_CHARS = 240
 TEXT_CHARS = 2000  # a source keeps this much of what the step was shown
 KEPT = "the draft was kept"
-# R_i as a revision is shown it: documents and thoughts, the best passage's match, a problem
-Found = tuple[list[dict[str, str]], float | None, str]
-
-
-def context_of(runtime: Runtime[Context] | None) -> Context:
-    """The run's context as given; a run started without one gets the defaults (and
-    environment)."""
-    if runtime is None or runtime.context is None:
-        return Context()
-    return runtime.context
-
-
-def settings_of(state: State, runtime: Runtime[Context] | None) -> Context:
-    """The settings the run started with, its "auto" choices resolved (`State.settings`), so
-    a resumed or replayed run goes on as it began."""
-    saved = state.get("settings")
-    if saved:
-        try:
-            return Context.restore(saved)
-        except ConfigError:  # a checkpoint of an older release: the run's context
-            pass
-    return context_of(runtime)
 
 
 class RatNodes(Services):
@@ -371,21 +348,17 @@ class RatNodes(Services):
         number = len(revised(state["steps"])) + 1
         messages = self.revise_messages(state, ctx, step["revised"])
         reply = yield self.asking(ctx, "revise", messages, whole=True)
-        text, changed = parsing.revision(reply, step["revised"], number)
+        documents = state.get("documents", [])
+        shown = partial(prompts.shown, documents) if self.grounded(ctx) else None
+        text, changed, lacks = parsing.revision(reply, step["revised"], number, shown)
         if text is None:
             step["note"] = f"the model's revision was empty or cut short; {KEPT}"
-            return
-        documents = state.get("documents", [])
-        if (
-            changed
-            and self.grounded(ctx)
-            and (new := unsupported(step["revised"], text, prompts.shown(documents)))
-        ):
-            lacks = ", ".join(new[:5])
-            step["note"] = f"the revision added words the closest document lacks ({lacks}); {KEPT}"
+        elif lacks:
+            words = ", ".join(lacks[:5])
+            step["note"] = f"the revision added words the closest document lacks ({words}); {KEPT}"
             step["status"] = "unchanged"
-            return
-        step["revised"], step["status"] = text, "revised" if changed else "unchanged"
+        else:
+            step["revised"], step["status"] = text, "revised" if changed else "unchanged"
 
     def revise_messages(self, state: State, ctx: Context, draft: str) -> list[BaseMessage]:
         return prompts.revise_messages(

@@ -11,7 +11,7 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from rat_agent.agent import prompts, thoughts
-from rat_agent.agent.context import Context
+from rat_agent.agent.context import Context, settings_of
 from rat_agent.agent.state import State
 from rat_agent.aio import Body, Wait
 from rat_agent.errors import ConfigError, ModelError, RatError, RetrievalError
@@ -19,8 +19,8 @@ from rat_agent.memory.thought import thought_id
 from rat_agent.served import current_user, own_collection
 
 if TYPE_CHECKING:
-    from rat_agent.agent.nodes import RatNodes
     from rat_agent.memory.store import Memory
+    from rat_agent.services import Services
 
 log = logging.getLogger(__name__)
 MEMORY_K = 2  # thoughts read with each retrieval, besides the k documents
@@ -68,7 +68,7 @@ def check_memory(ctx: Context) -> None:
         log.warning("%s", exc)
 
 
-def remember(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> Body[dict[str, Any]]:
+def remember(nodes: Services, state: State, runtime: Runtime[Context]) -> Body[dict[str, Any]]:
     """memory=true: the run's checked conclusions become thoughts for later runs.
 
     Never fails the run: the answer is already saved, and a thought that cannot be made
@@ -76,7 +76,7 @@ def remember(nodes: RatNodes, state: State, runtime: Runtime[Context]) -> Body[d
     """
     from rat_agent.memory.store import Memory  # lazy, as in recall
 
-    ctx = nodes.settings(state, runtime)
+    ctx = settings_of(state, runtime)
     memory = Memory(memory_collection(ctx))
     cited = {
         ident

@@ -6,18 +6,40 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rat_agent import parsing
 from rat_agent.agent.context import Context
-from rat_agent.agent.state import State, Step, revised
+from rat_agent.agent.state import Found, State, Step, revised
 from rat_agent.aio import Body, Wait, arun, run
 
 if TYPE_CHECKING:
-    from rat_agent.agent.nodes import RatNodes
+    from langchain_core.messages import BaseMessage
+
+    from rat_agent.agent.extension import PlanRepair
+    from rat_agent.ahead import Ahead
 
 
-def look_ahead(nodes: RatNodes, state: State, ctx: Context) -> Wait[None]:
+class Loop(Protocol):
+    """What a step checked ahead uses of the loop's nodes (nodes.RatNodes)."""
+
+    ahead: Ahead
+
+    def repair(self, ctx: Context) -> PlanRepair | None: ...
+    def query(self, state: State, ctx: Context) -> Body[str]: ...
+    def found(self, ctx: Context, query: str, targets: list[str]) -> Wait[Found]: ...
+    def revise_messages(self, state: State, ctx: Context, draft: str) -> list[BaseMessage]: ...
+    def asking(
+        self,
+        ctx: Context,
+        call: str,
+        messages: list[BaseMessage],
+        schema: dict[str, Any] | None = None,
+        whole: bool = False,
+    ) -> Wait[str]: ...
+
+
+def look_ahead(nodes: Loop, state: State, ctx: Context) -> Wait[None]:
     """Start steps i+1..i+d (d: `speculate`) as the loop would check them if the steps from
     i on stayed as drafted; the paper's loop only (plan repair changes the steps ahead)."""
     bodies: list[Callable[[], Body[None]]] = []
@@ -40,7 +62,7 @@ def look_ahead(nodes: RatNodes, state: State, ctx: Context) -> Wait[None]:
 
 
 def _step_ahead(
-    nodes: RatNodes, ctx: Context, question: str, drafts: list[str], j: int, past: list[str]
+    nodes: Loop, ctx: Context, question: str, drafts: list[str], j: int, past: list[str]
 ) -> Body[None]:
     """Step j's query, retrieval and revision, with `past` as its revised steps: the calls
     the loop will claim if it gets there with that past."""

@@ -114,6 +114,10 @@ class State(OutputState, total=False):
     retrieval_error: str
 
 
+# R_i as a revision is shown it: documents and thoughts, the best passage's match, a problem
+Found = tuple[list[dict[str, str]], float | None, str]
+
+
 def revised(steps: list[Step]) -> list[str]:
     """T*_1..i: every checked step the revision kept (dropped steps are not in it)."""
     return [s["revised"] for s in steps if s["status"] != "dropped"]

@@ -23,7 +23,7 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from functools import cache
+from functools import cache, partial
 from itertools import zip_longest
 from pathlib import Path
 from typing import Any
@@ -95,7 +95,6 @@ def invoke(case: Case, settings: Mapping[str, Any], config: RunnableConfig) -> d
     from rat_agent.providers.call import ask
     from rat_agent.providers.chat import get_chat_model
     from rat_agent.providers.profiles import profile_of
-    from rat_agent.terms import unsupported
 
     ctx = Context(**settings)
     data = case.key["case"]
@@ -111,13 +110,9 @@ def invoke(case: Case, settings: Mapping[str, Any], config: RunnableConfig) -> d
     if ctx.revise_prompt in UNSURE:  # the verdict's first token only, and its probability
         return _unsure(model.with_config(config), messages, data["step"])
     reply = ask(model.with_config(config), "revise", messages, whole=True)  # type: ignore[arg-type]
-    text, changed = parsing.revision(reply, data["step"], len(data["revised"]) + 1)
-    documents = prompts.shown(data["documents"])
-    if text is None or (
-        profile_of(ctx.model).grounded and unsupported(data["step"], text, documents)
-    ):
-        return {"answer": data["step"], "changed": False}
-    return {"answer": text, "changed": changed}
+    shown = partial(prompts.shown, data["documents"]) if profile_of(ctx.model).grounded else None
+    text, changed, _ = parsing.revision(reply, data["step"], len(data["revised"]) + 1, shown)
+    return {"answer": data["step"] if text is None else text, "changed": changed}
 
 
 # Arms that keep the step and measure how sure the model is that it stands: the chance of

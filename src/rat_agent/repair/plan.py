@@ -26,9 +26,8 @@ from langgraph.runtime import Runtime
 
 from rat_agent import parsing
 from rat_agent.agent import prompts
-from rat_agent.agent.context import Context
+from rat_agent.agent.context import Context, settings_of
 from rat_agent.agent.extension import Drafted, Lookup, Model
-from rat_agent.agent.nodes import settings_of
 from rat_agent.agent.state import DraftMeta, State, Step
 from rat_agent.repair import reply
 from rat_agent.repair.reply import Revision

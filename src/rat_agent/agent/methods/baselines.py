@@ -17,8 +17,8 @@ from langgraph.types import Command
 
 from rat_agent import parsing
 from rat_agent.agent import prompts
-from rat_agent.agent.context import Context
-from rat_agent.agent.nodes import RatNodes, context_of, settings_of, source_of, start_run
+from rat_agent.agent.context import Context, context_of, settings_of
+from rat_agent.agent.nodes import RatNodes, source_of, start_run
 from rat_agent.agent.remember import recall
 from rat_agent.agent.state import ANSWER_ONCE, State, Step
 from rat_agent.aio import Body

@@ -24,14 +24,8 @@ from langgraph.runtime import Runtime
 
 from rat_agent import parsing
 from rat_agent.agent import prompts
-from rat_agent.agent.context import Context
-from rat_agent.agent.nodes import (
-    RatNodes,
-    check_sources,
-    context_of,
-    source_of,
-    start_run,
-)
+from rat_agent.agent.context import Context, context_of
+from rat_agent.agent.nodes import RatNodes, check_sources, source_of, start_run
 from rat_agent.agent.state import State, Step
 from rat_agent.aio import run
 from rat_agent.errors import RetrievalError, UnusableReply
