@@ -19,6 +19,7 @@ from rat_agent.agent import prompts
 from rat_agent.agent.context import Context
 from rat_agent.agent.nodes import RatNodes
 from rat_agent.errors import UnusableReply
+from rat_agent.retrieval.settings import DRAFT_KEY
 from rat_minecraft import METADATA as MINECRAFT
 
 QUESTION = "Plan the task QX"
@@ -246,6 +247,14 @@ def test_auto_is_resolved_once_from_the_models_profile() -> None:
     assert nodes.resolve(Context(model="local")).draft == "sourced"
     assert nodes.resolve(Context(model="local", draft="cot")).draft == "cot"
     assert nodes.resolve(Context(model="local", output="steps")).draft == "cot"
+    # a source that declares its tasks' draft (code documentation: the chain of thought)
+    # is followed ahead of the profile, for answers only; a value the run sets still wins
+    code = RatNodes(retriever=ListRetriever(documents=PAGES, metadata={DRAFT_KEY: "cot"}))
+    assert code.resolve(Context(model="local")).draft == "cot"
+    assert code.resolve(Context(model="local", draft="sourced")).draft == "sourced"
+    facts = RatNodes(retriever=ListRetriever(documents=PAGES, metadata={DRAFT_KEY: "sourced"}))
+    assert facts.resolve(Context(model="openai:gpt-4o-mini")).draft == "sourced"
+    assert facts.resolve(Context(model="local", output="steps")).draft == "cot"
     wiki = RatNodes(retriever=ListRetriever(documents=wiki_docs(2), metadata=dict(MINECRAFT)))
     plan = wiki.resolve(Context(model="local"))
     assert (plan.draft, plan.output, plan.repair) == ("cot", "steps", "minecraft")

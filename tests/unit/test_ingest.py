@@ -270,6 +270,31 @@ def test_graph_cites_ingested_files(docs: Path) -> None:
     assert step["status"] == "revised"
 
 
+def test_a_collection_declares_the_draft_its_tasks_want(
+    docs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`rat ingest --draft cot` (code documentation) is kept with the collection; a run on
+    it that leaves the draft "auto" drafts so, even where the model's profile says sourced;
+    ingesting again with another value replaces it, with the chunks untouched."""
+    from rat_agent.agent.nodes import RatNodes
+
+    assert cli.main(["ingest", str(docs / "sub"), "--collection", "code", "--draft", "cot"]) == 0
+    settings = Context(retriever="qdrant", collection="code", model="local")
+    assert RatNodes().resolve(settings).draft == "cot"
+    with pytest.raises(SystemExit) as refused:
+        cli.main(["ingest", str(docs / "sub"), "--collection", "code", "--draft", "x"])
+    assert refused.value.code == 2 and "invalid choice" in capsys.readouterr().err
+    pipeline.ingest([str(docs / "sub")], collection="code", draft="sourced")
+    retrieval.clear_cache()
+    assert RatNodes().resolve(settings).draft == "sourced"
+    assert by_source("code") == {str((docs / "sub" / "tool.py").resolve()): 1}
+    pipeline.ingest([str(docs / "guide.md")], collection="plain")
+    plain = Context(retriever="qdrant", collection="plain", model="openai:gpt-4o-mini")
+    assert RatNodes().resolve(plain).draft == "cot"  # undeclared: the model's own
+    with pytest.raises(ConfigError, match="draft must be one of cot, sourced"):
+        pipeline.ingest([str(docs / "guide.md")], collection="plain", draft="long")
+
+
 def test_the_ingest_graph_for_the_server(docs: Path) -> None:
     import asyncio
 

@@ -111,8 +111,9 @@ class Context:
         metadata={
             "description": "'cot': a zero-shot chain of thought, as the paper drafts; "
             "'sourced': the same, written with the passages closest to the task shown (one "
-            "more retrieval); 'auto': the model's profile where the run writes an answer "
-            "(the bundled model's: 'sourced'), else 'cot'."
+            "more retrieval); 'auto': where the run writes an answer, the draft its source "
+            "declares (`rat ingest --draft`), else the model's profile's (the bundled "
+            "model's: 'sourced'), else 'cot'."
         },
     )
     output: Output = field(

@@ -29,7 +29,7 @@ from langgraph.types import Command, interrupt
 
 from rat_agent import parsing
 from rat_agent.agent import prompts
-from rat_agent.agent.context import Context, context_of, settings_of
+from rat_agent.agent.context import Context, Draft, context_of, settings_of
 from rat_agent.agent.extension import (
     Drafted,
     Lookup,
@@ -49,6 +49,7 @@ from rat_agent.errors import ConfigError, RetrievalError, UnusableReply
 from rat_agent.limits import check_question
 from rat_agent.providers.profiles import PAPER, profile_of
 from rat_agent.retrieval import check_retriever, get_retriever
+from rat_agent.retrieval.settings import DRAFT_KEY, DRAFTS
 from rat_agent.served import current_user
 from rat_agent.services import Services, as_dict
 from rat_agent.text import shorten
@@ -73,23 +74,32 @@ class RatNodes(Services):
         """The domain the run's source declares (its metadata), "" for none."""
         return domain_of(self.retriever or get_retriever(ctx))
 
+    def declared_draft(self, ctx: Context) -> Draft | None:
+        """The draft the source declares for its tasks (its metadata), None for none."""
+        metadata = getattr(self.retriever or get_retriever(ctx), "metadata", None) or {}
+        declared = metadata.get(DRAFT_KEY)
+        return cast(Draft, declared) if declared in DRAFTS else None
+
     def resolve(self, ctx: Context) -> Context:
         """The run's choices, once, at its start: each "auto" is the model's profile
         (providers/profiles.py) or the paper's default, plan repair is the source's domain's
         (if one is installed), and the output is the steps where plan repair makes a plan,
-        the response written from them otherwise. A profile's draft is for answers: a plan
-        drafts as the paper does."""
+        the response written from them otherwise. The draft of an answer is the one the
+        source declares, else the profile's; a plan drafts as the paper does."""
         profile = profile_of(ctx.model) if self.llm is None else PAPER
         repair = resolve_repair(ctx.repair, ctx.method, lambda: self.domain(ctx))
         output = ctx.output
         if output == "auto":
             output = "steps" if repair != "off" else "answer"
-        answer_draft = profile.draft if output == "answer" else ""
+        draft = ctx.draft
+        if draft == "auto":
+            declared = self.declared_draft(ctx) if output == "answer" and ctx.retrieves() else None
+            draft = declared or (profile.draft if output == "answer" else "") or "cot"
         return replace(
             ctx,
             repair=repair,
             output=output,
-            draft=ctx.draft if ctx.draft != "auto" else answer_draft or "cot",
+            draft=draft,
             query_mode=ctx.query_mode if ctx.query_mode != "auto" else profile.query_mode or "llm",
         )
 

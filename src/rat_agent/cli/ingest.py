@@ -29,6 +29,14 @@ def add_commands(sub: Any) -> None:
         help=f"collection to fill (default: {DEFAULT_COLLECTION})",
     )
     ingest.add_argument(
+        "--draft",
+        choices=["cot", "sourced"],
+        default="",
+        help="the draft this collection's tasks want, for runs that leave --draft auto: "
+        "'cot' for code documentation, 'sourced' for a manual of facts (default: the "
+        "model's own)",
+    )
+    ingest.add_argument(
         "--allow-private",
         action="store_true",
         help="allow URLs on private, loopback and link-local addresses",
@@ -80,6 +88,7 @@ def ingest_command(args: argparse.Namespace) -> int:
                 allow_private=True if args.allow_private else None,
                 follow_links=args.follow_links,
                 progress=progress,
+                draft=args.draft,
             )
         except KeyboardInterrupt:  # in-process callers; the `rat` script leaves in its handler
             bar.stop()

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from qdrant_client import models
 
-from rat_agent.errors import RatError
+from rat_agent.errors import ConfigError, RatError
 from rat_agent.providers.embeddings import get_embeddings
 from rat_agent.retrieval.qdrant import hybrid
 from rat_agent.retrieval.qdrant.client import (
@@ -29,7 +29,7 @@ from rat_agent.retrieval.qdrant.client import (
     refuse_damaged,
 )
 from rat_agent.retrieval.qdrant.edge import EdgeClient, Store
-from rat_agent.retrieval.settings import check_collection_name
+from rat_agent.retrieval.settings import DRAFTS, check_collection_name
 from rat_agent.retrieval.web import fetch, passages
 from rat_agent.served import check as check_user
 from rat_agent.served import current_user
@@ -394,11 +394,15 @@ def _up_to_date(doc: Loaded, have: dict[str, dict[str, object]]) -> bool:
     )
 
 
-def _ensure_collection(client: Store, collection: str) -> None:
+def _ensure_collection(client: Store, collection: str, draft: str) -> None:
+    declared = {"draft": draft} if draft else {}
     if not client.collection_exists(collection):
         refuse_damaged(collection)
-        hybrid.create_collection(client, collection, metadata=collection_metadata())
+        metadata = {**collection_metadata(), **declared}
+        hybrid.create_collection(client, collection, metadata=metadata)
     check_collection(client, collection, write=True)
+    if draft and (client.get_collection(collection).config.metadata or {}).get("draft") != draft:
+        client.update_collection(collection, metadata=declared)
 
 
 def _check_target(collection: str) -> None:
@@ -431,8 +435,14 @@ def ingest(
     tokens: int = CHUNK_TOKENS,
     overlap: int = OVERLAP_TOKENS,
     progress: Progress | None = None,
+    draft: str = "",
 ) -> Report:
-    """Index `items` (files, folders, URLs) into `collection`; returns what changed."""
+    """Index `items` (files, folders, URLs) into `collection`; returns what changed.
+
+    `draft` ("cot" or "sourced"), where given, is what the collection declares of the draft
+    its tasks want (retrieval.settings.DRAFT_KEY); it replaces an earlier declaration."""
+    if draft and draft not in DRAFTS:
+        raise ConfigError(f"draft must be one of {', '.join(DRAFTS)}, got {draft!r}")
     report = Report(collection)
     _check_target(collection)
     sources, report.failed = discover(items, follow_links=follow_links)
@@ -462,7 +472,7 @@ def ingest(
     if not docs:  # nothing readable: leave no empty collection behind
         return report
     with locked_client() as client:
-        _ensure_collection(client, collection)
+        _ensure_collection(client, collection, draft)
         stored = _stored_chunks(client, collection, [doc.source for doc in docs])
     pending: list[_Pending] = []
     for done, doc in enumerate(docs):

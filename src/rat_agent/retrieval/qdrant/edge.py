@@ -148,6 +148,17 @@ class EdgeClient:
         self.damaged.pop(collection_name, None)
         return True
 
+    def update_collection(
+        self, collection_name: str, metadata: Mapping[str, Any] | None = None
+    ) -> bool:
+        """Merge `metadata` into the collection's, as a Qdrant server does."""
+        found = self._get(collection_name)
+        merged = {**found.metadata, **(metadata or {})}
+        where = self.folder / collection_name / COLLECTION_FILE
+        write_atomic(where, json.dumps({"metadata": merged}))
+        found.metadata = merged
+        return True
+
     def delete_collection(self, collection_name: str) -> bool:
         where = self.folder / collection_name
         if not where.exists():

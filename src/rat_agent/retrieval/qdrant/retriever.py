@@ -7,7 +7,7 @@ from langchain_core.retrievers import BaseRetriever
 
 from rat_agent.retrieval.qdrant import hybrid
 from rat_agent.retrieval.qdrant.client import documents_for, locked_client
-from rat_agent.retrieval.settings import RetrieverSettings
+from rat_agent.retrieval.settings import DRAFT_KEY, DRAFTS, RetrieverSettings
 from rat_agent.served import current_user
 
 
@@ -26,5 +26,7 @@ class QdrantRetriever(hybrid.HybridRetriever):
 
 def qdrant_retriever(ctx: RetrieverSettings) -> BaseRetriever:
     with locked_client() as client:
-        documents_for(client, ctx.collection)  # fails fast on a collection that is not there
-    return QdrantRetriever(collection=ctx.collection, k=ctx.k)
+        name = documents_for(client, ctx.collection)  # fails fast on one that is not there
+        draft = (client.get_collection(name).config.metadata or {}).get("draft")
+    declared = {DRAFT_KEY: draft} if draft in DRAFTS else None  # `rat ingest --draft`
+    return QdrantRetriever(collection=ctx.collection, k=ctx.k, metadata=declared)
