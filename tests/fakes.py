@@ -149,6 +149,15 @@ def make_retriever(k: int) -> ListRetriever:
     return ListRetriever(documents=wiki_docs(k), echo=True)
 
 
+def misdeclared_retriever(k: int) -> ListRetriever:
+    """A plug-in's retriever with a bug (`fakes:misdeclared_retriever`): its evidence budget
+    is a path, not a number, so the retrieval step fails with an error not of the project's
+    making, one whose text names the path."""
+    return ListRetriever(
+        documents=wiki_docs(k), echo=True, metadata={"rat_evidence_tokens": "/srv/rat/plugin.py"}
+    )
+
+
 def make_nothing() -> str:
     return "not a retriever"
 

@@ -581,6 +581,31 @@ def test_a_runs_context_imports_nothing_unlisted_and_stops_no_worker(served: Ser
         assert b"HF_HUB_OFFLINE=1" in environ
 
 
+def test_a_foreign_error_reaches_the_user_as_one_line_with_an_id(served: Served) -> None:
+    """An error not of the project's making (here a plug-in's retriever whose metadata is
+    wrong) may name the server's paths or code: the user reads a line with an id, through
+    either worker; the worker's log keeps the error under that id."""
+
+    async def go() -> list[str]:
+        return [
+            await _run_error(
+                served.client(worker), {**CONTEXT, "retriever": "fakes:misdeclared_retriever"}
+            )
+            for worker in (0, 1)
+        ]
+
+    refs = []
+    for why in run(go()):
+        found = re.search(r"the run failed on the server \(error ([0-9a-f]{12})\)", why)
+        assert found, why
+        assert "/srv/rat" not in why and "ValueError" not in why and "int()" not in why, why
+        refs.append(found.group(1))
+    logs = "".join(p.read_text(errors="replace") for p in Path(served.folder).glob("worker-*/log"))
+    for ref in refs:
+        assert f"a served run failed (error {ref})" in logs
+    assert "/srv/rat/plugin.py" in logs  # the details, for the operator
+
+
 def test_requests_past_the_bounds_or_that_the_database_cannot_store_get_a_4xx(
     served: Served,
 ) -> None:
