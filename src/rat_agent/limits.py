@@ -96,6 +96,8 @@ def check_payload(value: Mapping[str, Any]) -> None:
             if isinstance(given.get("paths"), list):
                 check_ingest([str(p) for p in given["paths"]])
         config = fields.get("config")
+        if "config" in fields and not isinstance(config, Mapping):  # Aegra read null as {}
+            raise ConfigError("a request's config must be an object; leave it out for none")
         if isinstance(config, Mapping) and (unknown := sorted(set(config) - CONFIG_KEYS)):
             raise ConfigError(
                 f"a request's config may set {', '.join(sorted(CONFIG_KEYS))}; "

@@ -665,6 +665,29 @@ def test_requests_past_the_bounds_or_that_the_database_cannot_store_get_a_4xx(
                 f"{served.urls[0]}/threads/{thread}/runs?offset={1 << 63}", headers=headers
             )
             assert runs.status_code == 422 and "64 bits" in runs.json()["message"]
+            # what Aegra answered with a 500 (benchmarks/fuzz_serve.py found them)
+            made = await http.post(
+                f"{served.urls[1]}/assistants",
+                json={"graph_id": "rat", "config": None},
+                headers=headers,
+            )
+            assert made.status_code == 422 and "config" in made.json()["message"], made.text
+            background = await alice.runs.create(
+                thread, "rat", input={"question": "How do I make Q-607?"}, context=CONTEXT
+            )
+            await alice.runs.join(thread, background["run_id"])
+            patched = await http.patch(
+                f"{served.urls[0]}/threads/{thread}/runs/{background['run_id']}",
+                json={"status": "bogus"},
+                headers=headers,
+            )
+            assert patched.status_code == 422 and "bogus" in patched.json()["message"]
+            updated = await http.post(
+                f"{served.urls[0]}/threads/{thread}/state",
+                json={"checkpoint_id": "e3e70682-c209-1cac-a29f-6fbed82c07cd"},
+                headers=headers,
+            )
+            assert updated.status_code < 500, updated.text
             started = time.monotonic()
             huge = await post(
                 json.dumps({"assistant_id": "rat", "input": {"question": "x" * 10_000_000}})

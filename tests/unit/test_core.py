@@ -338,6 +338,19 @@ def test_unsupported_words_are_those_a_revision_adds_that_its_closest_document_l
     assert find("Set BatchMode to maybe.", revised, documents) == unsupported
 
 
+def test_a_state_update_outside_a_run_reaches_the_routers() -> None:
+    """Studio's state edit and the API's POST .../state run the graph's routers outside a
+    run, with no runtime: they read the defaults there, as a run without a context does."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    graph = build_graph(llm=scripted(), checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "edited"}}
+    graph.update_state(config, None)
+    assert graph.get_state(config).next == ("draft_cot",)
+    graph.update_state(config, {"question": QUESTION}, as_node="draft_cot")
+    assert graph.get_state(config).values["question"] == QUESTION
+
+
 def test_a_grounded_revision_reads_the_documents_only_for_a_change() -> None:
     """The node and the revision benchmark judge a reply with one function: a KEEP or a
     reply that changes nothing never renders the documents; a change the closest document

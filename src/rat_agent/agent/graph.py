@@ -32,7 +32,7 @@ from langchain_core.retrievers import BaseRetriever
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.runtime import Runtime
+from langgraph.runtime import Runtime, get_runtime
 from langgraph.types import RetryPolicy
 
 from rat_agent.agent.context import Context, context_of, settings_of
@@ -101,9 +101,16 @@ AfterDraft = Literal["review_draft", "to_query", AfterSteps]
 Start = Literal["direct", "retrieve_once", "draft_cot", "react"]
 
 
-def route_start(state: State, runtime: Runtime[Context]) -> Start:
+def _runtime() -> Runtime[Context] | None:
+    """The run's runtime for a router; None in a state update (Studio's edit, the API's POST
+    .../state), which runs the routers outside a run: a router that asked for `runtime` as a
+    parameter failed every such update with LangGraph's ValueError."""
+    return get_runtime(Context)
+
+
+def route_start(state: State) -> Start:
     """The one-call baselines skip the draft."""
-    method = context_of(runtime).method
+    method = context_of(_runtime()).method
     if method == "direct":
         return DIRECT
     if method == "react":
@@ -111,31 +118,31 @@ def route_start(state: State, runtime: Runtime[Context]) -> Start:
     return RETRIEVE_ONCE if method == "rag" else DRAFT_COT
 
 
-def after_draft(state: State, runtime: Runtime[Context]) -> AfterDraft:
-    ctx = settings_of(state, runtime)
+def after_draft(state: State) -> AfterDraft:
+    ctx = settings_of(state, _runtime())
     if ctx.method == "cot":
-        return after_steps(state, runtime)
+        return after_steps(state)
     return REVIEW_DRAFT if ctx.review_draft else TO_QUERY
 
 
-def after_step(state: State, runtime: Runtime[Context]) -> AfterStep:
+def after_step(state: State) -> AfterStep:
     """Loop while draft steps remain; then finish."""
     if has_next_step(state):
         return TO_QUERY
-    return after_steps(state, runtime)
+    return after_steps(state)
 
 
-def after_steps(state: State, runtime: Runtime[Context]) -> AfterSteps:
+def after_steps(state: State) -> AfterSteps:
     """The one rule of the output: the steps are the answer (a plan), or a last call writes
     the response from them (`output`, resolved when the run starts)."""
-    if settings_of(state, runtime).output == "answer":
+    if settings_of(state, _runtime()).output == "answer":
         return WRITE_ANSWER
     return REPLY
 
 
-def after_reply(state: State, runtime: Runtime[Context]) -> AfterReply:
+def after_reply(state: State) -> AfterReply:
     """With memory on, the finished run's conclusions become thoughts."""
-    return REMEMBER if settings_of(state, runtime).memory else "__end__"
+    return REMEMBER if settings_of(state, _runtime()).memory else "__end__"
 
 
 def _targets(route: Any) -> list[str]:

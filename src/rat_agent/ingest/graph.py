@@ -18,6 +18,7 @@ from langgraph.graph.state import CompiledStateGraph
 from pydantic import Field
 from typing_extensions import TypedDict
 
+from rat_agent.errors import ConfigError
 from rat_agent.limits import check_ingest
 from rat_agent.retrieval.settings import DEFAULT_COLLECTION, check_collection_name
 from rat_agent.served import check as check_user
@@ -77,6 +78,8 @@ async def ingest_node(state: IngestState, config: RunnableConfig) -> dict[str, A
     # Resolved as the agent's Context resolves `collection`, without importing the agent.
     collection = state.get("collection") or os.environ.get("RAT_COLLECTION") or DEFAULT_COLLECTION
     check_collection_name(collection)
+    if not isinstance(state.get("paths"), list):
+        raise ConfigError("an ingest needs `paths`: a list of files, folders or URLs")
     paths, refused = list(state["paths"]), []
     check_ingest(paths)
     target, user = collection, served_user(config)

@@ -23,6 +23,7 @@ import asyncio
 import json
 import math
 import os
+import re
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
@@ -55,7 +56,12 @@ def _reject_constant(name: str) -> Any:
     raise _NotJSONable(f"the request holds {name}, which JSON does not allow")
 
 
-def _refusal(body: bytes) -> tuple[int, str] | None:
+# What a run may be set to (PATCH .../runs/{id}); Aegra answered any other with a 500.
+RUN_STATUSES = ("pending", "running", "error", "success", "timeout", "interrupted")
+_RUN = re.compile(r"^/threads/[^/]+/runs/[^/]+/?$")
+
+
+def _refusal(body: bytes, method: str = "POST", path: str = "") -> tuple[int, str] | None:
     """Why this body is refused, as a status and a message, or None (also for a body that
     is not JSON at all: the route answers that itself)."""
     try:
@@ -87,6 +93,9 @@ def _refusal(body: bytes) -> tuple[int, str] | None:
                 return 422, "the request holds text that is not valid Unicode (a lone surrogate)"
             if "\0" in item:
                 return 422, "the request holds a NUL character (\\u0000), which text cannot hold"
+    run = method == "PATCH" and _RUN.match(path) and isinstance(value, dict)
+    if run and (status := value.get("status")) not in RUN_STATUSES:
+        return 422, f"a run's status is one of {', '.join(RUN_STATUSES)}; not {status!r}"
     # on every route that starts a run: v1, v2 commands, crons, and any list of them
     for payload in value if isinstance(value, list) else [value]:
         if not isinstance(payload, dict):
@@ -159,7 +168,7 @@ class RequestGuard:
                 return
             more = message.get("more_body", False)
         body = b"".join(chunks)
-        if body and (refused := _refusal(body)):
+        if body and (refused := _refusal(body, scope["method"], scope.get("path", ""))):
             await _answer(send, *refused)
             return
         replayed = False
