@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rat_agent import parsing
 from rat_minecraft.names import (
     ASIDE,
     LEADING,
@@ -168,6 +169,24 @@ _MAKING_WORDS = (
     "mining collecting gathering chopping acquiring producing harvesting"
 )
 _MAKING = frozenset(_MAKING_WORDS.split())
+
+
+# What a goal reply wraps around the name: "Obtain sandstone in Minecraft survival mode".
+_GOAL_VERB = re.compile(
+    r"^(?:to\s+)?(?:obtain|obtaining|get|getting|make|making|craft|crafting|build|building|"
+    r"acquire|acquiring|create|creating|collect|collecting)\s+",
+    re.IGNORECASE,
+)
+_GOAL_TAIL = re.compile(r"\s+(?:in|for|from|using|with|by|at|on|inside|within)\s+.*$", re.I)
+
+
+def goal_name(text: str) -> str:
+    """The thing a goal reply names, without the verb and setting a small model wraps it
+    in ("Obtain sandstone in Minecraft survival mode" -> "sandstone"): a step's product is
+    matched against the goal word for word."""
+    line = parsing.clean_query(text).rstrip(".").strip()
+    name = _GOAL_TAIL.sub("", _GOAL_VERB.sub("", line)).strip()
+    return name if parsing.says_something(name) else line
 
 
 def goal_step(goal: str, drafts: Sequence[str]) -> int | None:

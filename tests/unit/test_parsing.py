@@ -22,8 +22,8 @@ from rat_agent.parsing import (
     split_steps,
     strip_thinking,
 )
-from rat_agent.repair.plan import goal_name
 from rat_agent.repair.reply import Revision, parse_revision
+from rat_minecraft.ledger import goal_name
 
 # Step texts that cannot themselves look like list markers or code fences.
 words = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8)

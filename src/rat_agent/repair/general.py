@@ -112,6 +112,9 @@ class General:
     ) -> list[str]:
         return []
 
+    def goal_of(self, reply: str) -> str:
+        return reply.strip()
+
     def makes_goal(self, step: str, goal: str) -> bool:
         return False
 

@@ -16,7 +16,6 @@ recipes (rat_minecraft/repair.py), the general one reads plain words (general.py
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -48,8 +47,9 @@ class Settings:
 
     repair_steps: int = 48  # the most steps one run inserts
     # A domain that drops steps (`Domain.drops`) drops a draft step whose best passage is
-    # less similar to it than this (embedding cosine): the sources say nothing about it.
-    min_support: float = 0.4
+    # less similar to it than this (embedding cosine): the sources say nothing about it. The
+    # domain sets it from its own measurements (0: none dropped).
+    min_support: float = 0.0
     # A domain that tracks the goal (`Domain.goals`): steps after the one that makes it are
     # dropped unchecked (stop_at_goal), and a plan that ends before one does gets a step for
     # it (reach_goal).
@@ -104,6 +104,10 @@ class Domain(Protocol):
         """What a draft step rests on that neither its quote nor an earlier step gives."""
         ...
 
+    def goal_of(self, reply: str) -> str:
+        """The thing a goal reply names (a domain that tracks the goal)."""
+        ...
+
     def makes_goal(self, step: str, goal: str) -> bool: ...
 
     def goal_step(self, goal: str, drafts: Sequence[str]) -> int | None: ...
@@ -142,10 +146,9 @@ class Repair:
             meta[n]["drop"] = f"the task is done at draft step {last + 1}, which names {goal!r}"
         return Drafted(drafts, goal, meta)
 
-    @staticmethod
-    def _goal(model: Model, ctx: Context, question: str) -> str:
+    def _goal(self, model: Model, ctx: Context, question: str) -> str:
         messages = prompts.head_messages(ctx.system_prompt, question, GOAL)
-        return goal_name(model.ask(ctx, "goal", messages))
+        return self.domain.goal_of(model.ask(ctx, "goal", messages))
 
     # --- looking a step up ------------------------------------------------------------------
 
@@ -412,21 +415,3 @@ def inserted_count(meta: Sequence[DraftMeta], steps: Sequence[Step] = ()) -> int
 
 def _revised(steps: Sequence[Step]) -> list[str]:
     return [s["revised"] for s in steps if s["status"] != "dropped"]
-
-
-# What a goal reply wraps around the name: "Obtain sandstone in Minecraft survival mode".
-_GOAL_VERB = re.compile(
-    r"^(?:to\s+)?(?:obtain|obtaining|get|getting|make|making|craft|crafting|build|building|"
-    r"acquire|acquiring|create|creating|collect|collecting)\s+",
-    re.IGNORECASE,
-)
-_GOAL_TAIL = re.compile(r"\s+(?:in|for|from|using|with|by|at|on|inside|within)\s+.*$", re.I)
-
-
-def goal_name(text: str) -> str:
-    """The thing a goal reply names, without the verb and setting a small model wraps it
-    in ("Obtain sandstone in Minecraft survival mode" -> "sandstone"): a step's product is
-    matched against the goal word for word."""
-    line = parsing.clean_query(text).rstrip(".").strip()
-    name = _GOAL_TAIL.sub("", _GOAL_VERB.sub("", line)).strip()
-    return name if parsing.says_something(name) else line
