@@ -20,6 +20,7 @@ middleware to it, so what this app adds stands in front of every request.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import math
 import os
@@ -59,6 +60,27 @@ def _reject_constant(name: str) -> Any:
 # What a run may be set to (PATCH .../runs/{id}); Aegra answered any other with a 500.
 RUN_STATUSES = ("pending", "running", "error", "success", "timeout", "interrupted")
 _RUN = re.compile(r"^/threads/[^/]+/runs/[^/]+/?$")
+_STATE = re.compile(r"^/threads/[^/]+/state/?$")
+
+
+@functools.cache
+def node_names() -> frozenset[str]:
+    """The nodes of the served graphs: a state update names one (`as_node`, or the first
+    part of a subgraph's `checkpoint_ns`); LangGraph refuses any other with an error that
+    Aegra answered as a 500."""
+    from rat_agent.agent.graph import graph
+    from rat_agent.ingest.graph import graph as ingest
+
+    return frozenset(graph.nodes) | frozenset(ingest.nodes)
+
+
+def _state_problem(update: dict[str, Any]) -> str:
+    as_node, namespace = update.get("as_node"), update.get("checkpoint_ns")
+    if as_node is not None and as_node not in node_names():
+        return f"as_node names no node of the served graphs: {as_node!r}"
+    if namespace and re.split(r"[:|]", str(namespace))[0] not in node_names():
+        return f"checkpoint_ns names no subgraph of the served graphs: {namespace!r}"
+    return ""
 
 
 def _refusal(body: bytes, method: str = "POST", path: str = "") -> tuple[int, str] | None:
@@ -96,6 +118,9 @@ def _refusal(body: bytes, method: str = "POST", path: str = "") -> tuple[int, st
     run = method == "PATCH" and _RUN.match(path) and isinstance(value, dict)
     if run and (status := value.get("status")) not in RUN_STATUSES:
         return 422, f"a run's status is one of {', '.join(RUN_STATUSES)}; not {status!r}"
+    state = method == "POST" and _STATE.match(path) and isinstance(value, dict)
+    if state and (problem := _state_problem(value)):
+        return 422, problem
     # on every route that starts a run: v1, v2 commands, crons, and any list of them
     for payload in value if isinstance(value, list) else [value]:
         if not isinstance(payload, dict):
