@@ -168,7 +168,9 @@ def main() -> None:
             str(events),
         ]
         with (folder / "schemathesis.log").open("w") as log:
-            fuzz = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+            fuzz = subprocess.Popen(  # in the temporary folder: its cache stays there
+                command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=folder
+            )
             try:
                 fuzz.wait(timeout=args.seconds)
                 finished = True

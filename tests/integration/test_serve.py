@@ -688,7 +688,7 @@ def test_requests_past_the_bounds_or_that_the_database_cannot_store_get_a_4xx(
                 headers=headers,
             )
             assert updated.status_code < 500, updated.text
-            for wrong in ({"as_node": ""}, {"checkpoint_ns": "nowhere:1"}):
+            for wrong in ({"as_node": ""}, {"as_node": {}}, {"checkpoint_ns": "nowhere:1"}):
                 updated = await http.post(
                     f"{served.urls[1]}/threads/{thread}/state",
                     json={"values": None, **wrong},

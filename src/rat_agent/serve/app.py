@@ -76,7 +76,7 @@ def node_names() -> frozenset[str]:
 
 def _state_problem(update: dict[str, Any]) -> str:
     as_node, namespace = update.get("as_node"), update.get("checkpoint_ns")
-    if as_node is not None and as_node not in node_names():
+    if as_node is not None and (not isinstance(as_node, str) or as_node not in node_names()):
         return f"as_node names no node of the served graphs: {as_node!r}"
     if namespace and re.split(r"[:|]", str(namespace))[0] not in node_names():
         return f"checkpoint_ns names no subgraph of the served graphs: {namespace!r}"
