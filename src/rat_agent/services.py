@@ -143,6 +143,11 @@ class Services:
         check_user()
         return self.retriever or get_retriever(ctx)
 
+    def declared(self, ctx: Context) -> dict[str, Any]:
+        """What the run's source declares of itself: its LangChain metadata (its passage
+        budget, its tasks' draft, its domain)."""
+        return getattr(self.retriever or get_retriever(ctx), "metadata", None) or {}
+
     def search(self, ctx: Context, query: str) -> list[dict[str, str]]:
         """The knowledge source's top-k documents for a query, any failure typed."""
         retriever = self.source(ctx)
@@ -165,7 +170,7 @@ class Services:
 
         if not documents:
             return evidence.Evidence(documents, None)
-        metadata = getattr(self.retriever or get_retriever(ctx), "metadata", None) or {}
+        metadata = self.declared(ctx)
         budget = int(metadata.get(EVIDENCE_KEY, EVIDENCE_TOKENS))
         if budget <= 0:
             return evidence.Evidence(documents, None)

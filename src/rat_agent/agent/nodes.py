@@ -76,8 +76,7 @@ class RatNodes(Services):
 
     def declared_draft(self, ctx: Context) -> Draft | None:
         """The draft the source declares for its tasks (its metadata), None for none."""
-        metadata = getattr(self.retriever or get_retriever(ctx), "metadata", None) or {}
-        declared = metadata.get(DRAFT_KEY)
+        declared = self.declared(ctx).get(DRAFT_KEY)
         return cast(Draft, declared) if declared in DRAFTS else None
 
     def resolve(self, ctx: Context) -> Context:
