@@ -166,6 +166,23 @@ def test_a_sourced_draft_is_written_with_the_tasks_passages() -> None:
     assert len(result["steps"]) == 3
 
 
+def test_a_sourced_answer_sees_the_drafts_passages_and_the_checked_steps() -> None:
+    """The answer is written from the revised steps and the passages the draft was shown,
+    passages first as in the draft's prompt; a chain-of-thought run's answer sees the steps
+    only, as the paper's."""
+    model, retriever = scripted(), ListRetriever(documents=PAGES)
+    result = run(model, retriever, draft="sourced", output="answer")
+    assert [kind for kind, _ in model.calls][-1] == "answer"
+    answered = prompt_text(model.calls[-1][1])
+    assert "[1] QX guide (corpus:qx)" in answered
+    assert answered.index("</documents>") < answered.index("Checked steps so far:")
+    assert revised_text(DRAFTS[2]) in answered
+    assert result["answer"] == "The written answer."
+    plain = scripted()
+    run(plain, ListRetriever(documents=PAGES), draft="cot", output="answer")
+    assert "<documents>\n" not in prompt_text(plain.calls[-1][1])
+
+
 def test_the_prompts_are_the_runs_to_set() -> None:
     model = scripted()
     run(

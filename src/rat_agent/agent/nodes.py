@@ -151,15 +151,16 @@ class RatNodes(Services):
         ctx = yield self.start(runtime)
         question, chat = yield from self.task(state, ctx)
         origin = ["the model's chain of thought"]
+        passages: list[dict[str, str]] = []  # draft "sourced": the task's, for the answer too
         repair = self.repair(ctx)
         if repair:
 
             def write() -> list[str]:  # the plug-in's hooks are sync: in a thread when awaited
-                return run(self._write(ctx, question, origin))
+                return run(self._write(ctx, question, origin, passages))
 
             drafted = yield Wait(lambda: repair.draft(self, ctx, question, write))
         else:
-            drafted = Drafted((yield from self._write(ctx, question, origin)))
+            drafted = Drafted((yield from self._write(ctx, question, origin, passages)))
         runtime.stream_writer(
             {"event": "draft", "drafts": drafted.drafts, "reviewed": False, "from": origin[0]}
         )
@@ -175,12 +176,14 @@ class RatNodes(Services):
             index=0,
             answer=answer,
             draft_from=origin[0],
+            passages=passages,
         )
 
-    def _write(self, ctx: Context, question: str, origin: list[str]) -> Body[list[str]]:
-        passages = None
+    def _write(
+        self, ctx: Context, question: str, origin: list[str], passages: list[dict[str, str]]
+    ) -> Body[list[str]]:
         if ctx.draft == "sourced":
-            passages = yield Wait(lambda: self._task_passages(ctx, question))
+            passages[:] = yield Wait(lambda: self._task_passages(ctx, question))
             origin[0] = f"a chain of thought written from {len(passages)} passages"
         messages = prompts.draft_messages(
             ctx.system_prompt, ctx.draft_prompt, question, ctx.max_steps, passages
@@ -395,7 +398,7 @@ class RatNodes(Services):
 
     def write_answer(self, state: State, runtime: Runtime[Context]) -> Body[dict[str, Any]]:
         """Output "answer": the response, written from the revised steps (method cot: from
-        its unchecked draft)."""
+        its unchecked draft) and, with draft "sourced", the passages the draft was shown."""
         ctx = settings_of(state, runtime)
         steps = revised(state["steps"]) or list(state["drafts"])
         messages = prompts.answer_messages(
@@ -404,6 +407,7 @@ class RatNodes(Services):
             state["question"],
             steps,
             checked=bool(state["steps"]),
+            passages=state.get("passages") or [],
         )
         answer = parsing.strip_thinking((yield self.asking(ctx, "answer", messages))).strip()
         runtime.stream_writer({"event": "answer"})
@@ -455,6 +459,7 @@ def start_run(question: str, ctx: Context, **values: Any) -> dict[str, Any]:
         "settings": asdict(ctx),
         "thoughts": [],
         "draft_from": "",
+        "passages": [],
         **values,
     }
 

@@ -191,11 +191,21 @@ def revise_messages(
 
 
 def answer_messages(
-    system: str, instruction: str, question: str, steps: Sequence[str], *, checked: bool = True
+    system: str,
+    instruction: str,
+    question: str,
+    steps: Sequence[str],
+    *,
+    checked: bool = True,
+    passages: Sequence[dict[str, str]] = (),
 ) -> list[BaseMessage]:
-    """The response written from the revised steps (method cot's were never checked)."""
+    """The response written from the revised steps (method cot's were never checked); with
+    `passages` (draft "sourced"), the ones the draft was written from, shown as it saw them."""
     label = "Checked steps so far" if checked else "Steps"
-    return as_messages(system, heading(question, steps, label) + instruction)
+    if not passages:
+        return as_messages(system, heading(question, steps, label) + instruction)
+    shown = heading(question, []) + documents_block(passages)
+    return as_messages(system, shown + f"{label}:\n{format_steps(list(steps))}\n\n" + instruction)
 
 
 def head_messages(system: str, question: str, instruction: str) -> list[BaseMessage]:

@@ -107,6 +107,7 @@ class State(OutputState, total=False):
     meta: list[DraftMeta]  # plan repair's notes, one per draft step (missing: a plain draft)
     goal: str  # plan repair: what the task asks for, as the model names it
     draft_from: str  # what the draft was written as ("the model's chain of thought", ...)
+    passages: list[dict[str, str]]  # draft "sourced": the task's passages, shown to the answer
     index: int  # 0-based number of the step being revised
     query: str  # Qi, for the step being revised
     documents: list[dict[str, str]]  # Ri: title, source, content, for the step being revised
