@@ -730,6 +730,45 @@ def test_requests_past_the_bounds_or_that_the_database_cannot_store_get_a_4xx(
     run(go())
 
 
+def test_a_thread_stored_too_deep_before_the_bound_lists_and_deletes_after_a_restart(
+    served: Served,
+) -> None:
+    """A release before the depth bound stored metadata some 300 levels deep, and every
+    list of its owner's threads then failed: a worker started again cuts what lies past the
+    bound, and the owner sees the thread and deletes it."""
+    import psycopg
+    from psycopg.types.json import Jsonb
+
+    from rat_agent.serve.stored import CUT
+
+    thread = run(served.client(1).threads.create(metadata={"tag": "Q-stuck"}))["thread_id"]
+    deep: Any = 1
+    for _ in range(300):
+        deep = {"a": deep}
+    url = Path(served.folder, "database_url").read_text().strip()
+    with psycopg.connect(url, autocommit=True) as connection:  # as the older release wrote it
+        connection.execute(
+            "UPDATE thread SET metadata_json = metadata_json || %s WHERE thread_id = %s",
+            [Jsonb({"deep": deep}), thread],
+        )
+    served.restart(0)
+
+    async def go() -> None:
+        alice = served.client(1)
+        mine = await served.client(0).threads.search(metadata={"tag": "Q-stuck"})
+        assert [t["thread_id"] for t in mine] == [thread]
+        kept = mine[0]["metadata"]["deep"]
+        for _ in range(62):  # the top level is 1, "deep" 2: the dict at 65 is cut
+            kept = kept["a"]
+        assert kept == {"a": CUT}
+        assert await alice.threads.search(limit=100)  # the worker not restarted lists too
+        await alice.threads.delete(thread)
+        with pytest.raises(NotFoundError):
+            await served.client(0).threads.get(thread)
+
+    run(go())
+
+
 def test_the_page_serves_nothing_to_a_stranger_and_no_page_loads_from_outside(
     served: Served,
 ) -> None:

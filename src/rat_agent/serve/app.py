@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import logging
 import math
 import os
 import re
@@ -39,6 +40,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from rat_agent.errors import ConfigError
 from rat_agent.limits import JSON_DEPTH, REQUEST_BYTES, TooLarge, check_payload
+from rat_agent.serve.stored import cut_deep_values
+
+log = logging.getLogger(__name__)
 
 _WITH_BODY = {"POST", "PUT", "PATCH", "DELETE"}  # Aegra's store deletes take a body
 _ERRORS = {409: "conflict", 413: "payload_too_large", 422: "validation_error"}
@@ -231,6 +235,11 @@ async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
     asyncio.get_running_loop().set_default_executor(
         ThreadPoolExecutor(max_workers=run_threads(), thread_name_prefix="rat-run")
     )
+    if url := os.environ.get("DATABASE_URL"):
+        try:
+            await asyncio.to_thread(cut_deep_values, url)
+        except Exception:  # a pass over old rows must not keep the server from starting
+            log.exception("the pass over values nested past the depth bound failed")
     yield
 
 
