@@ -138,6 +138,10 @@ class Services:
         """Whether a revision must rest on its documents' words to stand (its profile)."""
         return self.llm is None and profile_of(ctx.model).grounded
 
+    def bearing_floor(self, ctx: Context) -> float:
+        """The best passage's match below which a step is kept unrevised (its profile)."""
+        return profile_of(ctx.model).bearing_floor if self.llm is None else 0.0
+
     def source(self, ctx: Context) -> BaseRetriever:
         """The run's retriever, for a user who still holds a key."""
         check_user()

@@ -335,6 +335,23 @@ def test_a_grounded_profile_keeps_a_revision_only_where_its_documents_give_what_
     )  # the paper's loop, any model without the entry: the reply stands
 
 
+def test_a_step_no_passage_bears_on_keeps_its_draft_without_a_call() -> None:
+    """The bundled model's profile (bearing_floor): a step whose best passage matches it
+    less than the floor is kept as drafted, and no revision is asked for it."""
+    from unittest.mock import patch
+
+    model = scripted()
+    with patch("rat_agent.agent.nodes.RatNodes.bearing_floor", return_value=0.99):
+        steps = run(model, output="steps")["steps"]
+    assert [kind for kind, _ in model.calls] == ["draft"] + ["query"] * 3
+    assert [s["revised"] for s in steps] == DRAFTS
+    assert all(s["note"].startswith("no passage bears on it (best match 0.") for s in steps)
+    assert [s["sources"][0]["title"] for s in steps] == ["QX guide"] * 3  # still cited
+    kept = scripted()
+    with patch("rat_agent.agent.nodes.RatNodes.bearing_floor", return_value=0.01):
+        assert run(kept, output="steps")["steps"][0]["revised"] == revised_text(DRAFTS[0])
+
+
 @pytest.mark.parametrize(
     ("revised", "documents", "unsupported"),
     [

@@ -148,3 +148,24 @@ def test_a_grounded_profile_refuses_the_changes_no_document_gives(
     assert settings(_eval("fakes:guessing_model", tmp_path / "grounded")) == {"kept", "left wrong"}
     read = _eval("fakes:reading_model", tmp_path / "read")
     assert settings(read) == {"kept", "fixed"}  # a fix its passage states still stands
+
+
+def test_a_bearing_floor_asks_no_revision_where_no_passage_bears_on_the_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The benchmark skips the call as revise_step does under the profile's bearing_floor:
+    a case whose best passage matches its step less than the floor keeps its step with no
+    call; every other case is asked, and a fix its passage states still stands."""
+    from rat_agent.providers import profiles
+
+    monkeypatch.setenv("RAT_DATA_DIR", str(tmp_path / "data"))
+    floor = profiles.Profile(bearing_floor=0.5)
+    monkeypatch.setitem(profiles.PROFILES, "fakes:reading_model", floor)
+    read = _eval("fakes:reading_model", tmp_path / "floor")
+    cases = {c["id"]: c for c in revision.load_cases()}
+    calls = {str(r["task"]): r["stats"]["model_calls"] for r in read}  # type: ignore[index]
+    assert calls == {t: 0 if revision.bearing(cases[t]) < 0.5 else 1 for t in calls}
+    skipped = {revision.kind_of(t) for t, n in calls.items() if n == 0}
+    assert skipped == {"unrelated"}  # no case whose documents bear on the step
+    settings = [r for r in read if not str(r["task"]).startswith("python-")]
+    assert {r["reason"] for r in settings} == {"kept", "fixed"}

@@ -333,6 +333,8 @@ class RatNodes(Services):
                 return cast(dict[str, Any], insert)
         elif not documents:
             step["note"] = f"{step['note'] or 'no documents retrieved'}; {KEPT}"
+        elif self.unrelated(state, ctx):
+            step["note"] = f"no passage bears on it (best match {state['support']:.2f}); {KEPT}"
         else:
             yield from self._revise(state, ctx, step)
         new_steps = [*steps, step]
@@ -371,6 +373,14 @@ class RatNodes(Services):
             step["status"] = "unchanged"
         else:
             step["revised"], step["status"] = text, "revised" if changed else "unchanged"
+
+    def unrelated(self, state: State, ctx: Context) -> bool:
+        """Whether no document bears on the step: its best passage matches less than the
+        model's floor (thoughts from memory are not scored, so they are always read)."""
+        support, floor = state.get("support"), self.bearing_floor(ctx)
+        if not floor or support is None:
+            return False
+        return support < floor and all(d.get("kind") != "thought" for d in state["documents"])
 
     def revise_messages(self, state: State, ctx: Context, draft: str) -> list[BaseMessage]:
         return prompts.revise_messages(

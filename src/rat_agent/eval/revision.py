@@ -98,6 +98,9 @@ def invoke(case: Case, settings: Mapping[str, Any], config: RunnableConfig) -> d
 
     ctx = Context(**settings)
     data = case.key["case"]
+    floor = profile_of(ctx.model).bearing_floor
+    if floor and bearing(data) < floor:  # as revise_step: kept, without the call
+        return {"answer": data["step"], "changed": False}
     model = get_chat_model(ctx.model, temperature=ctx.temperature, max_tokens=ctx.max_tokens)
     messages = prompts.revise_messages(
         ctx.system_prompt,
@@ -113,6 +116,16 @@ def invoke(case: Case, settings: Mapping[str, Any], config: RunnableConfig) -> d
     shown = partial(prompts.shown, data["documents"]) if profile_of(ctx.model).grounded else None
     text, changed, _ = parsing.revision(reply, data["step"], len(data["revised"]) + 1, shown)
     return {"answer": data["step"] if text is None else text, "changed": changed}
+
+
+def bearing(data: dict[str, Any]) -> float:
+    """How well the case's best passage matches its step, as the loop's retrieval scores it
+    (retrieval.evidence; the step stands in for the query a run also scores against)."""
+    from rat_agent.retrieval.evidence import select
+    from rat_agent.retrieval.settings import EVIDENCE_TOKENS
+
+    support = select(data["documents"], [data["step"]], EVIDENCE_TOKENS).support
+    return 1.0 if support is None else support
 
 
 # Arms that keep the step and measure how sure the model is that it stands: the chance of
