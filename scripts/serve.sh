@@ -245,6 +245,9 @@ start() {
     [[ "$n" =~ ^[1-9][0-9]*$ ]] || die "the number of workers must be a positive integer"
     "$PY" -c "import aegra_api" 2>/dev/null || die "aegra-api is not installed: run make install-serve"
     configure
+    if [[ "$(id -u)" == 0 ]]; then
+        log "the workers run as root: start make serve as an unprivileged user (docs/serving.md)"
+    fi
     # Private, but for PostgreSQL's own user (root runs the server as another) to reach
     # $DIR/pg, which is its own and private: others may pass through $DIR, not list it.
     chmod 711 "$DIR"
