@@ -103,7 +103,8 @@ def plan_model(draft: str) -> ScriptedModel:
 
 class ListRetriever(BaseRetriever):
     """Returns the same documents for every query; records the queries. With `echo`, each
-    page opens with the query, as a search engine's hits mention what was searched for."""
+    page opens with a line on what was searched for (the query, less the fake models'
+    "about: "), as a search engine's hits do: its passages bear on the step searched for."""
 
     documents: list[Document]
     queries: list[str] = Field(default_factory=list)
@@ -118,7 +119,10 @@ class ListRetriever(BaseRetriever):
             raise ConnectionError("source unreachable")
         if self.echo:
             return [
-                Document(page_content=f"On {query}: {d.page_content}", metadata=d.metadata)
+                Document(
+                    page_content=f"{query.removeprefix('about: ')}.\n\n{d.page_content}",
+                    metadata=d.metadata,
+                )
                 for d in self.documents
             ]
         return list(self.documents)

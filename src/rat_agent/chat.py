@@ -46,6 +46,7 @@ def turns_of(state: State) -> list[tuple[str, str]]:
 def reply(state: State) -> dict[str, Any]:
     """The answer as the chat's next message, its sources numbered after it (`sources`: the
     same, as data)."""
-    _, sources = parsing.number_sources(state.get("steps", []))
-    text = parsing.cited(state.get("answer", ""), state.get("steps", []))
+    steps, passages = state.get("steps", []), state.get("passages") or []
+    _, sources = parsing.number_sources(steps, passages)
+    text = parsing.cited(state.get("answer", ""), steps, passages)
     return {"messages": [AIMessage(text, additional_kwargs={"sources": sources})]}

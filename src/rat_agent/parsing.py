@@ -317,16 +317,21 @@ def format_steps(steps: list[str]) -> str:
     return "\n".join(f"STEP {n}: {text}" for n, text in enumerate(steps, 1))
 
 
-def number_sources(steps: Sequence[Mapping[str, Any]]) -> tuple[list[list[int]], list[Any]]:
-    """Each step's sources as numbers into one list, deduplicated by URL (else title).
+def number_sources(
+    steps: Sequence[Mapping[str, Any]], passages: Sequence[Mapping[str, Any]] = ()
+) -> tuple[list[list[int]], list[Any]]:
+    """Each step's sources as numbers into one list, deduplicated by URL (else title); with
+    `passages` (what a sourced draft and its answer were written from), theirs first, as
+    the first list of numbers.
 
     Dropped steps are not part of the answer, so they neither count nor cite."""
     numbers: dict[str, int] = {}
     cited: list[Any] = []
     refs: list[list[int]] = []
-    for step in (s for s in steps if s["status"] != "dropped"):
+    kept = [s["sources"] for s in steps if s["status"] != "dropped"]
+    for sources in [list(passages), *kept] if passages else kept:
         mine = []
-        for source in step["sources"]:
+        for source in sources:
             key = source["source"] or source["title"]
             if key not in numbers:
                 numbers[key] = len(numbers) + 1
@@ -336,10 +341,16 @@ def number_sources(steps: Sequence[Mapping[str, Any]]) -> tuple[list[list[int]],
     return refs, cited
 
 
-def cited(answer: str, steps: Sequence[Mapping[str, Any]]) -> str:
-    """The answer as a reader gets it in text: the steps' sources numbered after it."""
-    refs, sources = number_sources(steps)
+def cited(
+    answer: str, steps: Sequence[Mapping[str, Any]], passages: Sequence[Mapping[str, Any]] = ()
+) -> str:
+    """The answer as a reader gets it in text: its sources numbered after it (those it was
+    written from with its draft, then each step's)."""
+    refs, sources = number_sources(steps, passages)
     lines = [answer]
+    if passages:
+        read, *refs = refs
+        lines.append(f"Drafted and answered from {' '.join(f'[{i}]' for i in read)}")
     lines += [
         f"STEP {n} checked against {' '.join(f'[{i}]' for i in numbers)}"
         for n, numbers in enumerate(refs, 1)

@@ -28,7 +28,7 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def install_fakes(monkeypatch: pytest.MonkeyPatch, model: ScriptedModel) -> None:
     """`model` behind every model name, and a fake retriever named 'fake'."""
     monkeypatch.setattr(chat, "get_chat_model", lambda name, **kw: model)
-    fake = lambda ctx: ListRetriever(documents=wiki_docs(ctx.k))  # noqa: E731
+    fake = lambda ctx: ListRetriever(documents=wiki_docs(ctx.k), echo=True)  # noqa: E731
     monkeypatch.setitem(retrieval.FACTORIES, "fake", fake)
     retrieval.clear_cache()
 

@@ -178,6 +178,17 @@ def test_a_sourced_answer_sees_the_drafts_passages_and_the_checked_steps() -> No
     assert answered.index("</documents>") < answered.index("Checked steps so far:")
     assert revised_text(DRAFTS[2]) in answered
     assert result["answer"] == "The written answer."
+    # what it was written from is cited first, then each step's sources, numbered once
+    assert [p["title"] for p in result["passages"]] == ["QX guide", "Alpha notes"]
+    message = result["messages"][-1]
+    assert message.text.splitlines()[1:3] == [
+        "Drafted and answered from [1] [2]",
+        "STEP 1 checked against [1] [2]",
+    ]
+    assert [s["title"] for s in message.additional_kwargs["sources"]] == ["QX guide", "Alpha notes"]
+    from rat_agent.eval.runner import cited
+
+    assert "ALPHAWOOD: each part of QX" in cited(result)[0]
     plain = scripted()
     run(plain, ListRetriever(documents=PAGES), draft="cot", output="answer")
     assert "<documents>\n" not in prompt_text(plain.calls[-1][1])

@@ -40,7 +40,14 @@ def revised(result: dict[str, Any]) -> list[str]:
 def test_invoke_and_ainvoke_give_the_same_answer() -> None:
     result = graph().invoke(QUESTION, context=CONTEXT)
     assert revised(result) == FIXED
-    assert set(result) == {"question", "answer", "steps", "thoughts", "messages"}  # the output only
+    assert set(result) == {
+        "question",
+        "answer",
+        "steps",
+        "thoughts",
+        "passages",
+        "messages",
+    }  # output only
     awaited = asyncio.run(graph().ainvoke(QUESTION, context=CONTEXT))
     turns = [(m.type, m.content) for m in result.pop("messages")]
     assert [(m.type, m.content) for m in awaited.pop("messages")] == turns  # ids are new

@@ -326,6 +326,7 @@ def test_studio_forms_come_from_the_schemas() -> None:
         "answer",
         "steps",
         "thoughts",
+        "passages",  # what a sourced draft and its answer were written from
         "messages",  # the chat's turns, for LangGraph's chat clients
     }
     assert graph.get_input_jsonschema()["properties"]["messages"]["description"]

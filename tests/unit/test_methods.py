@@ -67,7 +67,9 @@ def test_rag_retrieves_once_with_the_task() -> None:
 def test_every_method_has_the_same_output_shape() -> None:
     for method in ("direct", "cot", "rag", "rat"):
         result, _, _ = run(method)
-        assert set(result) == {"question", "answer", "steps", "thoughts", "messages"}, method
+        assert set(result) == {"question", "answer", "steps", "thoughts", "passages", "messages"}, (
+            method
+        )
         assert result["messages"][-1].text.startswith(result["answer"]), method
         assert result["answer"], method
 

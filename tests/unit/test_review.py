@@ -92,7 +92,7 @@ def fake_world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ScriptedModel
     model = plan_model(DRAFT)
     monkeypatch.setattr(chat, "get_chat_model", lambda name, **kw: model)
     monkeypatch.setitem(
-        retrieval.FACTORIES, "fake", lambda ctx: ListRetriever(documents=wiki_docs(1))
+        retrieval.FACTORIES, "fake", lambda ctx: ListRetriever(documents=wiki_docs(1), echo=True)
     )
     retrieval.clear_cache()
     return model

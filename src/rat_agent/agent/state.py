@@ -99,6 +99,9 @@ class OutputState(TypedDict):
     steps: list[Step]
     messages: NotRequired[Messages]
     thoughts: NotRequired[list[ThoughtNote]]  # memory=true; empty otherwise
+    # draft "sourced": the task's passages the draft and the answer were written from (title,
+    # source, content), cited before the steps' sources
+    passages: NotRequired[list[dict[str, str]]]
 
 
 class State(OutputState, total=False):
@@ -107,7 +110,6 @@ class State(OutputState, total=False):
     meta: list[DraftMeta]  # plan repair's notes, one per draft step (missing: a plain draft)
     goal: str  # plan repair: what the task asks for, as the model names it
     draft_from: str  # what the draft was written as ("the model's chain of thought", ...)
-    passages: list[dict[str, str]]  # draft "sourced": the task's passages, shown to the answer
     index: int  # 0-based number of the step being revised
     query: str  # Qi, for the step being revised
     documents: list[dict[str, str]]  # Ri: title, source, content, for the step being revised

@@ -8,6 +8,7 @@ import difflib
 import json
 import sys
 import uuid
+from collections.abc import Sequence
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any, get_args
 
@@ -174,6 +175,7 @@ def _run(args: argparse.Namespace, saver: Any, thread: str, question: str) -> in
                     "question": final["question"],
                     "answer": final["answer"],
                     "steps": final["steps"],
+                    "passages": final.get("passages") or [],
                     "thoughts": final.get("thoughts", []),
                     "stats": summary,
                     # One-off costs of this process (seconds): interpreter start and the
@@ -188,7 +190,8 @@ def _run(args: argparse.Namespace, saver: Any, thread: str, question: str) -> in
         return 0
     if show:
         out.rule("Answer")
-    print_answer(out, final["answer"], final["steps"], cite=not args.quiet)
+    passages = final.get("passages") or []
+    print_answer(out, final["answer"], final["steps"], cite=not args.quiet, passages=passages)
     if show:
         out.print(
             f"\n[dim]{summary['model_calls']} model calls · {summary['prompt_tokens']} prompt "
@@ -339,12 +342,23 @@ def _diff(before: str, after: str) -> str:
     return " ".join(parts)
 
 
-def print_answer(out: Console, answer: str, steps: list[Step], *, cite: bool) -> None:
-    """The answer, then each step's sources as numbers into one deduplicated list."""
+def print_answer(
+    out: Console,
+    answer: str,
+    steps: list[Step],
+    *,
+    cite: bool,
+    passages: Sequence[dict[str, str]] = (),
+) -> None:
+    """The answer, then what it was written from (a sourced draft's passages) and each
+    step's sources, as numbers into one deduplicated list."""
     out.print(escape(answer))
     if not cite:
         return
-    refs, cited = parsing.number_sources(steps)
+    refs, cited = parsing.number_sources(steps, passages)
+    if passages:
+        read, *refs = refs
+        out.print(f"[dim]drafted and answered from: {' '.join(f'[{i}]' for i in read)}[/dim]")
     for n, numbers in enumerate(refs, 1):
         if numbers:
             out.print(f"[dim]STEP {n} sources: {' '.join(f'[{i}]' for i in numbers)}[/dim]")

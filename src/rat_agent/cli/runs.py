@@ -103,7 +103,7 @@ def _show_with(saver: Any, thread: str, *, as_json: bool, history: bool) -> int:
             out.print(f"[dim]note[/dim]    {escape(step['note'])}")
     if values.get("answer"):
         out.rule("Answer")
-        print_answer(out, values["answer"], steps, cite=True)
+        print_answer(out, values["answer"], steps, cite=True, passages=values.get("passages") or [])
     if values.get("thoughts"):
         out.print(f"\n[dim]memory: {escape(memory_summary(values['thoughts']))}[/dim]")
         for note in values["thoughts"]:

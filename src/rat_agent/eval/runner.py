@@ -271,8 +271,9 @@ def run(
 
 
 def cited(output: dict[str, Any]) -> list[str]:
-    """The texts a run's answer cites: what each of its kept steps was shown."""
-    return [
+    """The texts a run's answer cites: the passages it was written from (a sourced draft's)
+    and what each of its kept steps was shown."""
+    return [p["content"] for p in output.get("passages") or []] + [
         source.get("text", source["snippet"])
         for step in output.get("steps", [])
         if step["status"] != "dropped"
