@@ -10,11 +10,12 @@ from langchain_core.documents import Document
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
-from rat_agent.agent import prompts, thoughts
+from rat_agent.agent import prompts
 from rat_agent.agent.context import Context, settings_of
 from rat_agent.agent.state import State
 from rat_agent.aio import Body, Wait
 from rat_agent.errors import ConfigError, ModelError, RatError, RetrievalError
+from rat_agent.memory import making
 from rat_agent.memory.thought import thought_id
 from rat_agent.served import current_user, own_collection
 
@@ -85,7 +86,7 @@ def remember(nodes: Services, state: State, runtime: Runtime[Context]) -> Body[d
         if (ident := thought_id(s["source"])) and s.get("kind") == "thought"
     }
     levels = yield Wait(lambda: _levels(memory, sorted(cited)))
-    found = thoughts.candidates(
+    found = making.candidates(
         state["question"],
         state.get("steps", []),
         state.get("answer", ""),
@@ -107,7 +108,7 @@ def remember(nodes: Services, state: State, runtime: Runtime[Context]) -> Body[d
             replies.append(None)
     thread = (get_config().get("configurable") or {}).get("thread_id") or ""
     notes = yield Wait(
-        lambda: thoughts.store(
+        lambda: making.store(
             memory,
             list(zip(found, replies, strict=True)),
             novelty=NOVELTY,

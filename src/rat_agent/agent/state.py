@@ -11,6 +11,8 @@ from langgraph.graph.message import add_messages
 from pydantic import Field
 from typing_extensions import TypedDict
 
+from rat_agent.memory.thought import ThoughtNote
+
 # The graph's nodes. Their names are written into every checkpoint (its `next`), so they
 # are part of the saved format: graph.py registers them, time travel and the CLI read them.
 DRAFT_COT: Final = "draft_cot"
@@ -80,17 +82,6 @@ class InputState(TypedDict, total=False):
         Messages,
         Field(description="A chat's turns, for chat clients: the last human message is asked."),
     ]
-
-
-class ThoughtNote(TypedDict):
-    """What became of one thought this run made (memory=true)."""
-
-    text: str
-    stored: bool
-    reason: str  # "stored", or why not: not confident, unreadable, redundant, memory failed
-    id: str  # the stored thought's id; empty when not stored
-    step: int | None  # the step it came from; None: the whole answer
-    level: float
 
 
 class OutputState(TypedDict):

@@ -10,9 +10,23 @@ from datetime import UTC, datetime
 
 from langchain_core.documents import Document
 
+# Pydantic (Studio's output form) needs typing_extensions.TypedDict before 3.12.
+from typing_extensions import TypedDict
+
 from rat_agent.text import shorten
 
 SOURCE_PREFIX = "thought:"
+
+
+class ThoughtNote(TypedDict):
+    """What became of one thought a run made (memory=true)."""
+
+    text: str
+    stored: bool
+    reason: str  # "stored", or why not: not confident, unreadable, redundant, memory failed
+    id: str  # the stored thought's id; empty when not stored
+    step: int | None  # the step it came from; None: the whole answer
+    level: float
 
 
 @dataclass(frozen=True)

@@ -9,16 +9,15 @@ makes no thoughts: an unsupported answer is what the memory must not learn.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.documents import Document
 
 from rat_agent import parsing
-from rat_agent.agent.state import Source, Step, ThoughtNote
 from rat_agent.errors import RatError
-from rat_agent.memory.thought import Origin, Thought, level_of, thought_id
+from rat_agent.memory.thought import Origin, Thought, ThoughtNote, level_of, thought_id
 
 if TYPE_CHECKING:
     from rat_agent.memory.store import Memory
@@ -33,9 +32,14 @@ class Candidate:
 
 
 def candidates(
-    question: str, steps: Sequence[Step], answer: str, scope: str, levels: dict[str, float]
+    question: str,
+    steps: Sequence[Mapping[str, Any]],
+    answer: str,
+    scope: str,
+    levels: dict[str, float],
 ) -> list[Candidate]:
-    """What the model is asked to turn into thoughts; `levels` maps thought ids to levels."""
+    """What the model is asked to turn into thoughts, from a run's checked steps (the
+    graph's `Step`s) and its answer; `levels` maps thought ids to levels."""
     found: list[Candidate] = []
     if scope in ("steps", "both"):
         for n, step in enumerate(steps, 1):
@@ -147,7 +151,7 @@ def _keep(
     return thought.id, "stored"
 
 
-def _origins(sources: Sequence[Source], levels: dict[str, float]) -> tuple[Origin, ...]:
+def _origins(sources: Sequence[Mapping[str, Any]], levels: dict[str, float]) -> tuple[Origin, ...]:
     seen: dict[str, Origin] = {}
     for source in sources:
         key = source["source"] or source["title"]
