@@ -11,8 +11,9 @@ reported apart.
 
 With `--floor F` (the `bearing_floor` profile entry) a third arm also keeps, without the
 call, every step whose best passage matches it less than F (eval.revision.bearing: the
-loop's own passage score, against the step alone, as a case has no query). F is read off the tune part: the largest multiple of 0.05 below its
-lowest-scoring case whose documents bear on the step.
+loop's own passage score, against the step alone, as a case has no query). F is read off
+the tune part: the largest multiple of 0.05 below its lowest-scoring case whose documents
+bear on the step.
 
     python benchmarks/revision_guard.py --paper benchmarks/results/revision-local.jsonl \\
         --floor 0.5 --out benchmarks/results/revision-local-grounded.md
