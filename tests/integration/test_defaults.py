@@ -1,12 +1,13 @@
 """What users get: the shipped defaults, unchanged, with the bundled model, on each kind of
 source. The Minecraft corpus switches its plan repair on and its plan is the answer; a Qdrant
 collection of ordinary prose and a web search (Tavily, faked on 127.0.0.1) run the paper's
-loop and write the answer from its steps, from the draft the bundled model's profile
-declares for answers: one written from the task's passages."""
+loop and write the answer from its steps and the task's passages, from the draft the bundled
+model's profile declares for answers: one written from those passages."""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -63,12 +64,21 @@ def run(question: str, **source: str) -> tuple[dict[str, Any], list[str]]:
 
 
 def assert_the_papers_loop(result: dict[str, Any], kinds: list[str]) -> None:
-    """A chain of thought written from the task's passages (the profile's draft), then 2
-    calls a step and the answer: 2 + 2n calls for n draft steps; n steps, each the model's
-    revision or its draft, each with its sources; none dropped or inserted."""
+    """A chain of thought written from the task's passages (the profile's draft), then a
+    query and a revision a step and the answer, but for a step no passage bears on (the
+    profile's bearing floor: kept as drafted with no revision call, the note giving its best
+    match); n steps, each the model's revision or its draft, each with its sources; none
+    dropped or inserted; the answer cites the passages the draft was written from."""
     steps = result["steps"]
     assert steps and result["draft_from"].startswith("a chain of thought written from ")
-    assert kinds == ["draft"] + ["query", "revise"] * len(steps) + ["answer"]
+    expected = ["draft"]
+    for step in steps:
+        floor = re.match(r"no passage bears on it \(best match (\d\.\d\d)\)", step["note"])
+        expected += ["query"] if floor else ["query", "revise"]
+        if floor:
+            assert float(floor.group(1)) < 0.5 and step["revised"] == step["draft"], step
+    assert kinds == [*expected, "answer"]
+    assert result["passages"]
     for step in steps:
         assert step["status"] in ("revised", "unchanged", "not_revised"), step
         assert "makes" not in step
