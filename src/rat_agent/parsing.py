@@ -190,6 +190,30 @@ def _paragraphs(lines: list[str], code: set[int]) -> list[str]:
 LOOP_REPEATS = 3  # a step or block of steps said this many times back to back is a loop
 
 
+def paragraphs(text: str, max_steps: int) -> list[str]:
+    """An answer's blank-line separated blocks, verbatim (a blank line inside a code fence
+    does not end one): joined by blank lines again, they give the answer back. Blocks past
+    `max_steps` join the last one."""
+    blocks: list[list[str]] = [[]]
+    fenced = False
+    for line in strip_thinking(text).splitlines():
+        if _FENCE_LINE.match(line) or line.lstrip().startswith("```"):
+            fenced = not fenced
+        if line.strip() or fenced:
+            blocks[-1].append(line.rstrip())
+        elif blocks[-1]:
+            blocks.append([])
+    found: list[str] = []
+    for block in ("\n".join(b).strip("\n") for b in blocks if b):
+        if found and not says_something(block):  # a rule or a lone mark: part of the last
+            found[-1] += "\n\n" + block
+        else:
+            found.append(block)
+    if len(found) <= max_steps:
+        return found
+    return [*found[: max_steps - 1], "\n\n".join(found[max_steps - 1 :])]
+
+
 def drop_repeats(steps: list[str]) -> list[str]:
     """Collapse a model stuck in a loop: a step, or a block of up to 4 steps, repeated
     LOOP_REPEATS or more times back to back is kept once.

@@ -194,6 +194,36 @@ def test_a_sourced_answer_sees_the_drafts_passages_and_the_checked_steps() -> No
     assert "<documents>\n" not in prompt_text(plain.calls[-1][1])
 
 
+def test_an_answer_draft_is_rags_answer_and_its_checked_paragraphs_the_response() -> None:
+    """Draft "answer": rag's own prompt writes the draft; each paragraph is a step, checked
+    as the paper checks a step; the response is the paragraphs again, a revised one in its
+    place and the others word for word, with no call to rewrite them."""
+    answer = "To do QX:\n\n1. **First** part:\n   ```ini\n   a = 1\n\n   b = 2\n   ```\n\nDone."
+
+    def revise(messages: list[BaseMessage]) -> str:
+        step = prompt_text(messages).rsplit("draft):\n", 1)[1].rsplit("\n\n", 1)[0]
+        return "Finished with the alpha tool at level 3." if step == "Done." else step.upper()
+
+    def respond(kind: str, messages: list[BaseMessage]) -> str:
+        if kind == "draft":
+            return answer
+        if kind == "query":
+            return current_step(messages).split()[0]
+        return revise(messages)
+
+    model, retriever = ScriptedModel(respond=respond, calls=[]), ListRetriever(documents=PAGES)
+    result = run(model, retriever, draft="answer", output="answer")
+    assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 3
+    assert prompt_text(model.calls[0][1]) == prompt_text(
+        prompts.rag_messages(prompts.SYSTEM, QUESTION, result["passages"])
+    )
+    middle = answer.split("\n\n", 1)[1].rsplit("\n\n", 1)[0]
+    assert [s["draft"] for s in result["steps"]] == ["To do QX:", middle, "Done."]
+    # the echoed steps changed nothing (the same words): they stand as written, fences kept
+    assert [s["status"] for s in result["steps"]] == ["unchanged", "unchanged", "revised"]
+    assert result["answer"] == answer.replace("Done.", "Finished with the alpha tool at level 3.")
+
+
 def test_the_prompts_are_the_runs_to_set() -> None:
     model = scripted()
     run(

@@ -58,6 +58,7 @@ log = logging.getLogger(__name__)
 SNIPPET_CHARS = 240
 TEXT_CHARS = 2000  # a source keeps this much of what the step was shown
 KEPT = "the draft was kept"
+CHANGED = ("revised", "inserted")  # else a step stands as drafted, word for word
 
 
 class RatNodes(Services):
@@ -182,16 +183,22 @@ class RatNodes(Services):
     def _write(
         self, ctx: Context, question: str, origin: list[str], passages: list[dict[str, str]]
     ) -> Body[list[str]]:
-        if ctx.draft == "sourced":
+        if ctx.draft != "cot":
             passages[:] = yield Wait(lambda: self._task_passages(ctx, question))
             origin[0] = f"a chain of thought written from {len(passages)} passages"
-        messages = prompts.draft_messages(
-            ctx.system_prompt, ctx.draft_prompt, question, ctx.max_steps, passages
-        )
-        steps = parsing.drop_repeats(
-            parsing.split_steps((yield self.asking(ctx, "draft", messages)))
-        )
-        drafts = parsing.merge_tail([s for s in steps if parsing.says_something(s)], ctx.max_steps)
+        if ctx.draft == "answer":  # rag's own prompt: its answer, each paragraph a step
+            origin[0] = f"an answer written from {len(passages)} passages"
+            messages = prompts.rag_messages(ctx.system_prompt, question, passages)
+            drafts = parsing.paragraphs((yield self.asking(ctx, "draft", messages)), ctx.max_steps)
+        else:
+            messages = prompts.draft_messages(
+                ctx.system_prompt, ctx.draft_prompt, question, ctx.max_steps, passages
+            )
+            steps = parsing.drop_repeats(
+                parsing.split_steps((yield self.asking(ctx, "draft", messages)))
+            )
+            drafts = [s for s in steps if parsing.says_something(s)]
+            drafts = parsing.merge_tail(drafts, ctx.max_steps)
         if not drafts:
             raise UnusableReply("the model returned an empty draft; try again or use another model")
         return drafts
@@ -410,6 +417,11 @@ class RatNodes(Services):
         """Output "answer": the response, written from the revised steps (method cot: from
         its unchecked draft) and, with draft "sourced", the passages the draft was shown."""
         ctx = settings_of(state, runtime)
+        if ctx.draft == "answer":  # the draft was the response: its checked paragraphs are
+            checked = [s for s in state["steps"] if s["status"] != "dropped"]
+            kept = [s["revised"] if s["status"] in CHANGED else s["draft"] for s in checked]
+            runtime.stream_writer({"event": "answer"})
+            return {"answer": "\n\n".join(kept or state["drafts"])}
         steps = revised(state["steps"]) or list(state["drafts"])
         messages = prompts.answer_messages(
             ctx.system_prompt,

@@ -11,6 +11,7 @@ from rat_agent.agent.context import Context
 from rat_agent.cli import interrupted_message, on_interrupt
 from rat_agent.cli.progress import PlainProgress
 from rat_agent.cli.safe import confirm, console, escape
+from rat_agent.retrieval.settings import DRAFTS
 
 DEFAULT_COLLECTION = Context.__dataclass_fields__["collection"].default
 
@@ -30,10 +31,10 @@ def add_commands(sub: Any) -> None:
     )
     ingest.add_argument(
         "--draft",
-        choices=["cot", "sourced"],
+        choices=list(DRAFTS),
         default="",
         help="the draft this collection's tasks want, for runs that leave --draft auto: "
-        "'cot' for code documentation, 'sourced' for a manual of facts (default: the "
+        "'cot' for code documentation, 'sourced' or 'answer' for a manual of facts (default: the "
         "model's own)",
     )
     ingest.add_argument(

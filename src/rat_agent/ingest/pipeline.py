@@ -439,7 +439,7 @@ def ingest(
 ) -> Report:
     """Index `items` (files, folders, URLs) into `collection`; returns what changed.
 
-    `draft` ("cot" or "sourced"), where given, is what the collection declares of the draft
+    `draft` (one of DRAFTS), where given, is what the collection declares of the draft
     its tasks want (retrieval.settings.DRAFT_KEY); it replaces an earlier declaration."""
     if draft and draft not in DRAFTS:
         raise ConfigError(f"draft must be one of {', '.join(DRAFTS)}, got {draft!r}")
