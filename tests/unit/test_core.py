@@ -195,7 +195,7 @@ def test_a_sourced_answer_sees_the_drafts_passages_and_the_checked_steps() -> No
 
 
 def test_an_answer_draft_is_rags_answer_and_its_checked_paragraphs_the_response() -> None:
-    """Draft "answer": rag's own prompt writes the draft; each paragraph is a step, checked
+    """Draft "rag": rag's own prompt writes the draft; each paragraph is a step, checked
     as the paper checks a step; the response is the paragraphs again, a revised one in its
     place and the others word for word, with no call to rewrite them."""
     answer = "To do QX:\n\n1. **First** part:\n   ```ini\n   a = 1\n\n   b = 2\n   ```\n\nDone."
@@ -212,7 +212,7 @@ def test_an_answer_draft_is_rags_answer_and_its_checked_paragraphs_the_response(
         return revise(messages)
 
     model, retriever = ScriptedModel(respond=respond, calls=[]), ListRetriever(documents=PAGES)
-    result = run(model, retriever, draft="answer", output="answer")
+    result = run(model, retriever, draft="rag", output="answer")
     assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 3
     assert prompt_text(model.calls[0][1]) == prompt_text(
         prompts.rag_messages(prompts.SYSTEM, QUESTION, result["passages"])

@@ -298,7 +298,7 @@ def test_studio_forms_come_from_the_schemas() -> None:
     assert set(context) == {f.name for f in fields(Context)}
     assert all(prop.get("description") for prop in context.values())
     assert context["query_mode"]["enum"] == ["auto", "llm", "text"]
-    assert context["draft"]["enum"] == ["auto", "cot", "sourced", "answer"]
+    assert context["draft"]["enum"] == ["auto", "cot", "sourced", "direct", "rag"]
     assert context["output"]["enum"] == ["auto", "steps", "answer"]
     assert context["revise_prompt"]["default"] == prompts.REVISE  # Studio can edit the prompts
     # the options a user sets, then the prompts: nothing else

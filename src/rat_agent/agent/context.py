@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from rat_agent.agent.state import State
 
 Method = Literal["rat", "rag", "cot", "direct", "react"]
-Draft = Literal["auto", "cot", "sourced", "answer"]
+Draft = Literal["auto", "cot", "sourced", "direct", "rag"]
 Output = Literal["auto", "steps", "answer"]
 QueryMode = Literal["auto", "llm", "text"]
 # The choices a run resolves once, when it starts (RatNodes.resolve): "auto" is the model's
@@ -111,8 +111,8 @@ class Context:
         metadata={
             "description": "'cot': a zero-shot chain of thought, as the paper drafts; "
             "'sourced': the same, written with the passages closest to the task shown (one "
-            "more retrieval); 'answer': rag's answer from those passages, each paragraph a "
-            "step, and the checked paragraphs are the response (no call rewrites them); "
+            "more retrieval); 'direct', 'rag': that method's answer, each paragraph a step, "
+            "and the checked paragraphs are the response (no call rewrites them); "
             "'auto': where the run writes an answer, the draft its source "
             "declares (`rat ingest --draft`), else the model's profile's (the bundled "
             "model's: 'sourced'), else 'cot'."

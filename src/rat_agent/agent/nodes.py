@@ -19,7 +19,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import asdict, replace
 from functools import partial
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from langchain_core.messages import BaseMessage
 from langgraph.config import get_stream_writer
@@ -58,7 +58,17 @@ log = logging.getLogger(__name__)
 SNIPPET_CHARS = 240
 TEXT_CHARS = 2000  # a source keeps this much of what the step was shown
 KEPT = "the draft was kept"
+ANSWERS = ("direct", "rag")  # drafts that are a method's answer, so the response
 CHANGED = ("revised", "inserted")  # else a step stands as drafted, word for word
+
+
+class Written(NamedTuple):
+    """A draft as `_write` made it: its steps, what it was written from, in words, and the
+    task's passages it was shown (drafts "sourced" and "rag")."""
+
+    drafts: list[str]
+    origin: str
+    passages: list[dict[str, str]]
 
 
 class RatNodes(Services):
@@ -151,19 +161,21 @@ class RatNodes(Services):
         """T = p(.|I): a zero-shot, step-by-step draft, split into at most max_steps steps."""
         ctx = yield self.start(runtime)
         question, chat = yield from self.task(state, ctx)
-        origin = ["the model's chain of thought"]
-        passages: list[dict[str, str]] = []  # draft "sourced": the task's, for the answer too
+        written = [Written([], "the model's chain of thought", [])]
         repair = self.repair(ctx)
         if repair:
 
             def write() -> list[str]:  # the plug-in's hooks are sync: in a thread when awaited
-                return run(self._write(ctx, question, origin, passages))
+                written.append(run(self._write(ctx, question)))
+                return written[-1].drafts
 
             drafted = yield Wait(lambda: repair.draft(self, ctx, question, write))
         else:
-            drafted = Drafted((yield from self._write(ctx, question, origin, passages)))
+            written.append((yield from self._write(ctx, question)))
+            drafted = Drafted(written[-1].drafts)
+        origin, passages = written[-1].origin, written[-1].passages
         runtime.stream_writer(
-            {"event": "draft", "drafts": drafted.drafts, "reviewed": False, "from": origin[0]}
+            {"event": "draft", "drafts": drafted.drafts, "reviewed": False, "from": origin}
         )
         # method "cot" stops here: the draft is the answer
         answer = parsing.format_steps(drafted.drafts) if ctx.method == "cot" else ""
@@ -176,19 +188,22 @@ class RatNodes(Services):
             meta=list(drafted.meta),
             index=0,
             answer=answer,
-            draft_from=origin[0],
+            draft_from=origin,
             passages=passages,
         )
 
-    def _write(
-        self, ctx: Context, question: str, origin: list[str], passages: list[dict[str, str]]
-    ) -> Body[list[str]]:
-        if ctx.draft != "cot":
-            passages[:] = yield Wait(lambda: self._task_passages(ctx, question))
-            origin[0] = f"a chain of thought written from {len(passages)} passages"
-        if ctx.draft == "answer":  # rag's own prompt: its answer, each paragraph a step
-            origin[0] = f"an answer written from {len(passages)} passages"
-            messages = prompts.rag_messages(ctx.system_prompt, question, passages)
+    def _write(self, ctx: Context, question: str) -> Body[Written]:
+        passages: list[dict[str, str]] = []  # the task's, for the answer too
+        if ctx.draft in ("sourced", "rag"):
+            passages = yield Wait(lambda: self._task_passages(ctx, question))
+        shown = f" written from {len(passages)} passages" if ctx.draft in ("sourced", "rag") else ""
+        if ctx.draft in ANSWERS:  # that method's own prompt: its answer, a paragraph a step
+            origin = f"method {ctx.draft}'s answer{shown}"
+            messages = (
+                prompts.rag_messages(ctx.system_prompt, question, passages)
+                if ctx.draft == "rag"
+                else prompts.direct_messages(ctx.system_prompt, question)
+            )
             drafts = parsing.paragraphs((yield self.asking(ctx, "draft", messages)), ctx.max_steps)
         else:
             messages = prompts.draft_messages(
@@ -199,9 +214,10 @@ class RatNodes(Services):
             )
             drafts = [s for s in steps if parsing.says_something(s)]
             drafts = parsing.merge_tail(drafts, ctx.max_steps)
+            origin = f"a chain of thought{shown}" if shown else "the model's chain of thought"
         if not drafts:
             raise UnusableReply("the model returned an empty draft; try again or use another model")
-        return drafts
+        return Written(drafts, origin, passages)
 
     def review_draft(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """With review_draft on: pause with the draft steps until a person edits or accepts them.
@@ -417,7 +433,7 @@ class RatNodes(Services):
         """Output "answer": the response, written from the revised steps (method cot: from
         its unchecked draft) and, with draft "sourced", the passages the draft was shown."""
         ctx = settings_of(state, runtime)
-        if ctx.draft == "answer":  # the draft was the response: its checked paragraphs are
+        if ctx.draft in ANSWERS:  # the draft was the response: its checked paragraphs are
             checked = [s for s in state["steps"] if s["status"] != "dropped"]
             kept = [s["revised"] if s["status"] in CHANGED else s["draft"] for s in checked]
             runtime.stream_writer({"event": "answer"})

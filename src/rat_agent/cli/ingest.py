@@ -34,8 +34,8 @@ def add_commands(sub: Any) -> None:
         choices=list(DRAFTS),
         default="",
         help="the draft this collection's tasks want, for runs that leave --draft auto: "
-        "'cot' for code documentation, 'sourced' or 'answer' for a manual of facts (default: the "
-        "model's own)",
+        "'cot' or 'direct' for code documentation, 'sourced' or 'rag' for a manual of facts "
+        "(default: the model's own)",
     )
     ingest.add_argument(
         "--allow-private",

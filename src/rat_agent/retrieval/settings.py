@@ -21,10 +21,10 @@ DEFAULT_COLLECTION = "documents"  # what `rat ingest` fills and retriever "qdran
 # `metadata`; the run's plan repair follows it (context field `repair`, "auto").
 DOMAIN_KEY = "rat_domain"
 # ... and which draft its tasks want where a run writes an answer and leaves `draft` "auto":
-# "sourced" or "answer" (facts: a manual, a wiki), "cot" (code documentation); ahead of the
-# model's profile.
+# one of DRAFTS ("sourced", "rag" for facts: a manual, a wiki; "cot", "direct" for code
+# documentation); ahead of the model's profile.
 DRAFT_KEY = "rat_draft"
-DRAFTS = ("cot", "sourced", "answer")
+DRAFTS = ("cot", "sourced", "direct", "rag")
 # ... and how many tokens of passages a step reads from it.
 EVIDENCE_KEY = "rat_evidence_tokens"
 EVIDENCE_TOKENS = 600  # a source that says nothing
