@@ -1,8 +1,8 @@
 """What users get: the shipped defaults, unchanged, with the bundled model, on each kind of
 source. The Minecraft corpus switches its plan repair on and its plan is the answer; a Qdrant
 collection of ordinary prose and a web search (Tavily, faked on 127.0.0.1) run the paper's
-loop and write the answer from its steps and the task's passages, from the draft the bundled
-model's profile declares for answers: one written from those passages."""
+loop on the draft the bundled model's profile declares for answers: rag's answer from the
+task's passages, each paragraph a step; the checked paragraphs are the answer."""
 
 from __future__ import annotations
 
@@ -64,20 +64,23 @@ def run(question: str, **source: str) -> tuple[dict[str, Any], list[str]]:
 
 
 def assert_the_papers_loop(result: dict[str, Any], kinds: list[str]) -> None:
-    """A chain of thought written from the task's passages (the profile's draft), then a
-    query and a revision a step and the answer, but for a step no passage bears on (the
-    profile's bearing floor: kept as drafted with no revision call, the note giving its best
-    match); n steps, each the model's revision or its draft, each with its sources; none
-    dropped or inserted; the answer cites the passages the draft was written from."""
+    """Rag's answer from the task's passages (the profile's draft), then a query and a
+    revision a paragraph, but for one no passage bears on (the profile's bearing floor: kept
+    as drafted with no revision call, the note giving its best match); n steps, each the
+    model's revision or its draft, each with its sources; none dropped or inserted; the
+    answer is the checked paragraphs, with no call to rewrite them, and cites the passages
+    the draft was written from."""
     steps = result["steps"]
-    assert steps and result["draft_from"].startswith("a chain of thought written from ")
+    assert steps and result["draft_from"].startswith("method rag's answer written from ")
     expected = ["draft"]
     for step in steps:
         floor = re.match(r"no passage bears on it \(best match (\d\.\d\d)\)", step["note"])
         expected += ["query"] if floor else ["query", "revise"]
         if floor:
             assert float(floor.group(1)) < 0.5 and step["revised"] == step["draft"], step
-    assert kinds == [*expected, "answer"]
+    assert kinds == expected
+    kept = [s["revised"] if s["status"] == "revised" else s["draft"] for s in steps]
+    assert result["answer"] == "\n\n".join(kept)
     assert result["passages"]
     for step in steps:
         assert step["status"] in ("revised", "unchanged", "not_revised"), step
@@ -134,7 +137,7 @@ def test_a_web_search_runs_the_papers_loop(web: HTTPServer) -> None:
     result, kinds = run(QUESTION, retriever="tavily")
     assert_the_papers_loop(result, kinds)
     searched = [json.loads(r.get_data())["query"] for r, _ in web.log]
-    assert searched[0] == QUESTION  # the sourced draft's search, then one a step
+    assert searched[0] == QUESTION  # the draft's search (rag's), then one a step
     assert len(searched) == 1 + len(result["steps"])
     assert all(
         s["source"].startswith("https://alder-library.example/")

@@ -300,9 +300,9 @@ def test_auto_is_resolved_once_from_the_models_profile() -> None:
     )
     chosen = nodes.resolve(Context(model="openai:gpt-4o-mini", draft="sourced", output="steps"))
     assert (chosen.draft, chosen.output) == ("sourced", "steps")
-    # the bundled model's profile drafts answers from the task's passages; a plan, as the
-    # paper does; a value the run sets wins
-    assert nodes.resolve(Context(model="local")).draft == "sourced"
+    # the bundled model's profile drafts answers as rag answers; a plan, as the paper does;
+    # a value the run sets wins
+    assert nodes.resolve(Context(model="local")).draft == "rag"
     assert nodes.resolve(Context(model="local", draft="cot")).draft == "cot"
     assert nodes.resolve(Context(model="local", output="steps")).draft == "cot"
     # a source that declares its tasks' draft (code documentation: the chain of thought)

@@ -274,7 +274,7 @@ def test_a_collection_declares_the_draft_its_tasks_want(
     docs: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`rat ingest --draft cot` (code documentation) is kept with the collection; a run on
-    it that leaves the draft "auto" drafts so, even where the model's profile says sourced;
+    it that leaves the draft "auto" drafts so, even where the model's profile says rag;
     ingesting again with another value replaces it, with the chunks untouched."""
     from rat_agent.agent.nodes import RatNodes
 
@@ -291,7 +291,7 @@ def test_a_collection_declares_the_draft_its_tasks_want(
     pipeline.ingest([str(docs / "guide.md")], collection="plain")
     plain = Context(retriever="qdrant", collection="plain", model="openai:gpt-4o-mini")
     assert RatNodes().resolve(plain).draft == "cot"  # undeclared: the model's own
-    with pytest.raises(ConfigError, match="draft must be one of cot, sourced"):
+    with pytest.raises(ConfigError, match="draft must be one of cot, sourced, direct, rag"):
         pipeline.ingest([str(docs / "guide.md")], collection="plain", draft="long")
 
 
