@@ -17,7 +17,9 @@ from rat_agent.providers import chat
 from rat_agent.repair import Settings
 from rat_minecraft import repair as crafting
 
-DRAFT = "STEP 1: get logs\nSTEP 2: make planks\nSTEP 3: craft a table"
+# the bundled model's profile drafts rag's answer: a paragraph a step
+DRAFT = "get logs\n\nmake planks\n\ncraft a table"
+CHECKED = "FIXED get logs\n\nFIXED make planks\n\nFIXED craft a table"
 
 
 @pytest.fixture(autouse=True)
@@ -57,7 +59,7 @@ def test_ask_prints_a_line_a_step_then_the_answer_and_sources(
         "STEP 3 revised FIXED craft a table",
     ]
     assert "query" not in out and "sources" not in out.split("Answer")[0]
-    assert "final answer" in out.split("Answer")[1]  # written from the revised steps
+    assert CHECKED in out.split("Answer")[1]  # the checked paragraphs
     assert "[1] Page 1 — corpus:page1" in out and "[2] Page 2 — corpus:page2" in out
     assert "model calls" in out
 
@@ -71,7 +73,7 @@ def test_ask_verbose_prints_every_draft_query_and_change(
     assert "Draft: 3 steps" in out
     assert "query" in out and "about: get logs" in out
     assert "STEP 3 {+FIXED+} craft a table" in out  # what the revision changed, word by word
-    assert "final answer" in out.split("Answer")[1]
+    assert CHECKED in out.split("Answer")[1]
     assert "[1] Page 1 — corpus:page1" in out and "[2] Page 2 — corpus:page2" in out
     assert "model calls" in out
 
@@ -81,10 +83,10 @@ def test_ask_json_matches_the_api(
 ) -> None:
     assert rat("ask", "How?", "--retriever", "fake", "--json", "--query-mode", "text") == 0
     result = json.loads(capsys.readouterr().out)
-    assert result["answer"] == "final answer"  # written from the checked steps
+    assert result["answer"] == CHECKED  # the checked paragraphs, with no call to rewrite them
     assert [s["query"] for s in result["steps"]] == ["get logs", "make planks", "craft a table"]
     assert set(result["steps"][0]) >= {"draft", "query", "sources", "revised"}
-    assert result["stats"]["model_calls"] == 1 + 3 + 1  # the draft, 3 revisions, the answer
+    assert result["stats"]["model_calls"] == 1 + 3  # the draft and 3 revisions
     assert rat("ask", "How?", "--retriever", "fake", "--json", "--output", "steps") == 0
     result = json.loads(capsys.readouterr().out)
     assert result["answer"].splitlines()[0] == "STEP 1: FIXED get logs"
@@ -117,7 +119,7 @@ def test_failed_run_resumes_on_its_thread(
         "FIXED craft a table",
     ]
     # only the failed revision and the steps after it were run again
-    assert [k for k, _ in model.calls[calls_before:]] == ["revise", "query", "revise", "answer"]
+    assert [k for k, _ in model.calls[calls_before:]] == ["revise", "query", "revise"]
 
     assert rat("show", "t1") == 0
     shown = capsys.readouterr().out
@@ -131,11 +133,11 @@ def test_show_prints_what_the_draft_was_and_each_change(
 ) -> None:
     assert rat("ask", "How?", "--retriever", "fake", "--thread", "t3") == 0
     brief = " ".join(capsys.readouterr().out.split())
-    # the default model's profile drafts an answer from the task's passages
-    assert "draft: 3 steps, a chain of thought written from 3 passages" in brief
+    # the default model's profile drafts rag's answer, from the task's passages
+    assert "draft: 3 steps, method rag's answer written from 3 passages" in brief
     assert rat("show", "t3") == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "draft: a chain of thought written from 3 passages" in out
+    assert "draft: method rag's answer written from 3 passages" in out
     assert "FIXED make planks" in out and "make planks" in out
 
 

@@ -237,7 +237,8 @@ def _brief(out: Console, event: dict[str, Any]) -> None:
     kind = event.get("event")
     if kind == "draft" and not event["reviewed"]:
         origin = f", {event['from']}" if event.get("from") else ""
-        out.print(f"[dim]draft: {len(event['drafts'])} steps{escape(origin)}[/dim]")
+        n = len(event["drafts"])
+        out.print(f"[dim]draft: {n} step{'s' * (n != 1)}{escape(origin)}[/dim]")
     elif kind == "step":
         step = event["revision"]
         status = STATUS.get(step["status"], step["status"])
