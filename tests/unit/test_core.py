@@ -305,7 +305,9 @@ def test_auto_is_resolved_once_from_the_models_profile() -> None:
     assert nodes.resolve(Context(model="local")).draft == "rag"
     assert nodes.resolve(Context(model="local", draft="cot")).draft == "cot"
     assert nodes.resolve(Context(model="local", output="steps")).draft == "cot"
-    # a source that declares its tasks' draft (code documentation: the chain of thought)
+    assert nodes.resolve(Context(model="local", method="cot")).draft == "cot"  # the baseline
+    assert nodes.resolve(Context(model="local", method="cot", draft="rag")).draft == "rag"
+    # a source that declares its tasks' draft (code documentation: direct's answer)
     # is followed ahead of the profile, for answers only; a value the run sets still wins
     code = RatNodes(retriever=ListRetriever(documents=PAGES, metadata={DRAFT_KEY: "cot"}))
     assert code.resolve(Context(model="local")).draft == "cot"

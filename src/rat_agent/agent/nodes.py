@@ -95,7 +95,7 @@ class RatNodes(Services):
         (providers/profiles.py) or the paper's default, plan repair is the source's domain's
         (if one is installed), and the output is the steps where plan repair makes a plan,
         the response written from them otherwise. The draft of an answer is the one the
-        source declares, else the profile's; a plan drafts as the paper does."""
+        source declares, else the profile's; a plan, and method cot, draft as the paper does."""
         profile = profile_of(ctx.model) if self.llm is None else PAPER
         repair = resolve_repair(ctx.repair, ctx.method, lambda: self.domain(ctx))
         output = ctx.output
@@ -105,6 +105,8 @@ class RatNodes(Services):
         if draft == "auto":
             declared = self.declared_draft(ctx) if output == "answer" and ctx.retrieves() else None
             draft = declared or (profile.draft if output == "answer" else "") or "cot"
+            if ctx.method == "cot" and draft in ANSWERS:  # that baseline is a chain of thought
+                draft = "cot"
         return replace(
             ctx,
             repair=repair,
