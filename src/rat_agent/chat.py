@@ -47,6 +47,6 @@ def reply(state: State) -> dict[str, Any]:
     """The answer as the chat's next message, its sources numbered after it (`sources`: the
     same, as data)."""
     steps, passages = state.get("steps", []), state.get("passages") or []
-    _, sources = parsing.number_sources(steps, passages)
+    sources = parsing.number_sources(steps, passages).sources
     text = parsing.cited(state.get("answer", ""), steps, passages)
     return {"messages": [AIMessage(text, additional_kwargs={"sources": sources})]}

@@ -341,19 +341,24 @@ def format_steps(steps: list[str]) -> str:
     return "\n".join(f"STEP {n}: {text}" for n, text in enumerate(steps, 1))
 
 
+class Numbered(NamedTuple):
+    read: list[int]  # the numbers of the passages the draft and the answer were written from
+    steps: list[list[int]]  # each kept step's
+    sources: list[Any]  # every source once, in the order of its number
+
+
 def number_sources(
     steps: Sequence[Mapping[str, Any]], passages: Sequence[Mapping[str, Any]] = ()
-) -> tuple[list[list[int]], list[Any]]:
-    """Each step's sources as numbers into one list, deduplicated by URL (else title); with
-    `passages` (what a sourced draft and its answer were written from), theirs first, as
-    the first list of numbers.
+) -> Numbered:
+    """Each step's sources as numbers into one list, deduplicated by URL (else title); the
+    `passages` a draft and its answer were written from (drafts "sourced", "rag") first.
 
     Dropped steps are not part of the answer, so they neither count nor cite."""
     numbers: dict[str, int] = {}
     cited: list[Any] = []
     refs: list[list[int]] = []
     kept = [s["sources"] for s in steps if s["status"] != "dropped"]
-    for sources in [list(passages), *kept] if passages else kept:
+    for sources in [list(passages), *kept]:
         mine = []
         for source in sources:
             key = source["source"] or source["title"]
@@ -362,7 +367,7 @@ def number_sources(
                 cited.append(source)
             mine.append(numbers[key])
         refs.append(mine)
-    return refs, cited
+    return Numbered(refs[0], refs[1:], cited)
 
 
 def cited(
@@ -370,10 +375,9 @@ def cited(
 ) -> str:
     """The answer as a reader gets it in text: its sources numbered after it (those it was
     written from with its draft, then each step's)."""
-    refs, sources = number_sources(steps, passages)
+    read, refs, sources = number_sources(steps, passages)
     lines = [answer]
-    if passages:
-        read, *refs = refs
+    if read:
         lines.append(f"Drafted and answered from {' '.join(f'[{i}]' for i in read)}")
     lines += [
         f"STEP {n} checked against {' '.join(f'[{i}]' for i in numbers)}"

@@ -356,9 +356,8 @@ def print_answer(
     out.print(escape(answer))
     if not cite:
         return
-    refs, cited = parsing.number_sources(steps, passages)
-    if passages:
-        read, *refs = refs
+    read, refs, cited = parsing.number_sources(steps, passages)
+    if read:
         out.print(f"[dim]drafted and answered from: {' '.join(f'[{i}]' for i in read)}[/dim]")
     for n, numbers in enumerate(refs, 1):
         if numbers:
