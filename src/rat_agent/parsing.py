@@ -295,7 +295,9 @@ def revision(
     `lacks` names the words."""
     if keeps(reply):
         return RevisionReply(draft, False, [])
-    text = pick_step(clean_reply(reply), number)
+    # a step that is itself a list (an answer's paragraph) is revised as a list: the reply
+    # is the step, not a whole plan to pick step `number` from
+    text = clean_reply(reply) if _listed(draft) else pick_step(clean_reply(reply), number)
     if not says_something(text):
         return RevisionReply(None, False, [])
     if normalize(text) == normalize(draft):
@@ -303,6 +305,12 @@ def revision(
     if shown is not None and (lacks := unsupported(draft, text, shown())):
         return RevisionReply(draft, False, lacks)
     return RevisionReply(text, True, [])
+
+
+def _listed(step: str) -> bool:
+    """Whether a step holds a list of its own: two or more numbered or bulleted lines."""
+    lines = step.splitlines()
+    return sum(bool(NUMBER_MARKER.match(x) or BULLET_MARKER.match(x)) for x in lines) >= 2
 
 
 def says_something(text: str) -> bool:

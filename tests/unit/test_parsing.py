@@ -17,8 +17,10 @@ from rat_agent.parsing import (
     drop_repeats,
     merge_tail,
     normalize,
+    paragraphs,
     parse_thought,
     pick_step,
+    revision,
     split_steps,
     strip_thinking,
 )
@@ -119,6 +121,26 @@ def test_a_goal_is_the_name_without_the_verb_and_setting_around_it() -> None:
     assert goal_name('"Gold block"\nIt is made of gold.') == "Gold block"
     assert goal_name("Block of Gold") == "Block of Gold"  # "of" is part of a name
     assert goal_name("Getting in") == "Getting in"  # nothing left: the reply as it was
+
+
+def test_an_answers_paragraphs_give_it_back_word_for_word() -> None:
+    """Drafts "direct" and "rag": a paragraph a step, verbatim; a blank line inside a code
+    fence does not end one, a rule joins the paragraph before it, a tail past the limit the
+    last step."""
+    answer = "Set two keys:\n\n```ini\na = 1\n\nb = 2\n```\n\n---\n\n1. Then\n2. restart."
+    steps = paragraphs(answer, 8)
+    assert steps == ["Set two keys:", "```ini\na = 1\n\nb = 2\n```\n\n---", "1. Then\n2. restart."]
+    assert "\n\n".join(steps) == answer
+    assert paragraphs(answer, 2) == ["Set two keys:", answer.split("\n\n", 1)[1]]
+
+
+def test_a_step_that_is_a_list_is_revised_as_a_list() -> None:
+    """An answer's paragraph may be a numbered list: the reply is that paragraph revised,
+    whole and as written, not item `number` of it."""
+    draft = "1. Open php.ini.\n2. Find `session.save_path`.\n3. Set it to `2;/tmp`."
+    reply = "1. Open php.ini.\n2. Find `session.save_path`.\n3. Set it to `2;/var/lib`."
+    assert revision(reply, draft, 3) == (reply, True, [])
+    assert revision("STEP 3: set it", "set it to 2", 3).text == "set it"  # one step: its label off
 
 
 def test_pick_step_keeps_the_current_one_from_a_whole_plan() -> None:
