@@ -47,17 +47,6 @@ REVISE = (
     "it is. Reply with the revised current step only, without its 'STEP' label."
 )
 
-# A verdict first (issue 79's lever): a step that stands costs one word, not the step
-# written out again. Measured on the revision benchmark before any profile may use it.
-REVISE_VERDICT = (
-    "Check the current step against the documents. If they show it is wrong, or that it "
-    "misses a detail the task needs, reply with the corrected step only, without its 'STEP' "
-    "label. If the step is right, or the documents do not bear on it, reply KEEP and "
-    "nothing else."
-)
-# The revision instructions the revision benchmark can name (--vary revise_prompt=...).
-REVISIONS = {"paper": REVISE, "verdict": REVISE_VERDICT}
-
 ANSWER = (
     "Write the complete final response to the task, following the checked steps above. "
     "Reply with the response only."
