@@ -115,7 +115,7 @@ class Context:
             "and the checked paragraphs are the response (no call rewrites them); "
             "'auto': where the run writes an answer, the draft its source "
             "declares (`rat ingest --draft`), else the model's profile's (the bundled "
-            "model's: 'sourced'), else 'cot'."
+            "model's: 'rag'), else 'cot'."
         },
     )
     output: Output = field(
