@@ -59,6 +59,7 @@ SNIPPET_CHARS = 240
 TEXT_CHARS = 2000  # a source keeps this much of what the step was shown
 KEPT = "the draft was kept"
 ANSWERS = ("direct", "rag")  # drafts that are a method's answer, so the response
+SOURCED = ("sourced", "rag")  # drafts written from the task's passages
 CHANGED = ("revised", "inserted")  # else a step stands as drafted, word for word
 
 
@@ -196,9 +197,10 @@ class RatNodes(Services):
 
     def _write(self, ctx: Context, question: str) -> Body[Written]:
         passages: list[dict[str, str]] = []  # the task's, for the answer too
-        if ctx.draft in ("sourced", "rag"):
+        shown = ""
+        if ctx.draft in SOURCED:
             passages = yield Wait(lambda: self._task_passages(ctx, question))
-        shown = f" written from {len(passages)} passages" if ctx.draft in ("sourced", "rag") else ""
+            shown = f" written from {len(passages)} passages"
         if ctx.draft in ANSWERS:  # that method's own prompt: its answer, a paragraph a step
             origin = f"method {ctx.draft}'s answer{shown}"
             messages = (
@@ -433,7 +435,8 @@ class RatNodes(Services):
 
     def write_answer(self, state: State, runtime: Runtime[Context]) -> Body[dict[str, Any]]:
         """Output "answer": the response, written from the revised steps (method cot: from
-        its unchecked draft) and, with draft "sourced", the passages the draft was shown."""
+        its unchecked draft) and, with draft "sourced", the passages the draft was shown; an
+        answer draft's checked paragraphs, with no call."""
         ctx = settings_of(state, runtime)
         if ctx.draft in ANSWERS:  # the draft was the response: its checked paragraphs are
             checked = [s for s in state["steps"] if s["status"] != "dropped"]
