@@ -44,6 +44,9 @@ def test_the_questions_are_split_in_halves_and_their_keys_are_in_the_file() -> N
         ("maxmemory 2048mb\nmaxmemory-policy volatile-lru", 1),
         ("Limit the memory to 2 GB and evict the least recently used keys.", 0),
         ("Set maxmemory-policy to 2gb.", 0),  # the value follows another setting
+        ("maxmemory 12gb\nmaxmemory-policy allkeys-lru", 1),  # 2gb is not 12gb
+        ("redis-server --maxmemory 2gb --maxmemory-policy allkeys-lru", 2),  # as flags
+        ("Set proxy-maxmemory 2gb and maxmemory-policy allkeys-lru-x.", 0),  # other names
     ],
 )
 def test_an_answer_scores_the_keys_it_names(answer: str, named: int) -> None:

@@ -1,22 +1,20 @@
-"""The held-out how-to set over PHP's php.ini (php-01..php-20): it loads as `rat eval
---benchmark php` finds it, every key's setting is on the line of the file cited for it, and
-the scorer gives a right answer all its keys and a wrong one fewer."""
+"""The held-out how-to sets written for `rat eval` (php-01..20 over PHP's php.ini,
+login-01..20 over shadow's login.defs): each loads as `rat eval --benchmark NAME` finds it,
+every key's setting is on the line of the file cited for it, and the scorer gives a right
+answer all its keys and a wrong one fewer."""
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 
 from rat_agent.eval import docs
 from rat_agent.eval.runner import Case
 
-DOCSET = docs.read_set(docs.FOLDER / "php_questions.json")
-QUESTIONS = docs.load_questions(DOCSET)
-LINES = DOCSET.document.read_text().splitlines()
-
 # Hand-written answers: one naming every key, one that misses or gets a value wrong.
-ANSWERS = {
+PHP = {
     "php-01": (
         "In php.ini set:\n```ini\nupload_max_filesize = 100M\npost_max_size = 120M\n```",
         "Set upload_max_filesize = 100M and restart PHP-FPM.",
@@ -76,59 +74,108 @@ ANSWERS = {
     "php-20": ("cgi.fix_pathinfo=0", "cgi.fix_pathinfo=1"),
 }
 
+LOGIN = {
+    "login-01": (
+        "In /etc/login.defs:\n```\nPASS_MAX_DAYS   90\nPASS_WARN_AGE   14\n```",
+        "PASS_MAX_DAYS 90\nPASS_WARN_AGE 7",
+    ),
+    "login-02": ("Set PASS_MIN_DAYS to 1 in /etc/login.defs.", "PASS_MIN_DAYS 10"),
+    "login-03": ("HOME_MODE 0750", "UMASK 027"),
+    "login-04": ("UMASK\t\t027", "UMASK 0277"),
+    "login-05": ("UID_MIN 5000\nGID_MIN 5000", "SYS_UID_MIN 5000\nSUB_GID_MIN 5000"),
+    "login-06": ("SYS_UID_MIN 200\nSYS_UID_MAX 499", "SYS_UID_MIN 2000\nSYS_UID_MAX 499"),
+    "login-07": (
+        "ENCRYPT_METHOD YESCRYPT\nYESCRYPT_COST_FACTOR 8",
+        "ENCRYPT_METHOD YESCRYPT\nYESCRYPT_COST_FACTOR 18",
+    ),
+    "login-08": (
+        "SHA_CRYPT_MIN_ROUNDS 500000\nSHA_CRYPT_MAX_ROUNDS 1000000",
+        "SHA_CRYPT_MIN_ROUNDS 5000\nSHA_CRYPT_MAX_ROUNDS 1000000",
+    ),
+    "login-09": ("LOG_OK_LOGINS yes", "FAILLOG_ENAB yes"),
+    "login-10": (
+        "SULOG_FILE /var/log/su-activity.log",
+        "SULOG_FILE /var/log/su-activity.log.1",
+    ),
+    "login-11": ("LOGIN_RETRIES 3\nLOGIN_TIMEOUT 30", "LOGIN_RETRIES 3\nLOGIN_TIMEOUT 300"),
+    "login-12": ("CHFN_RESTRICT wf", "CHFN_RESTRICT fwh"),
+    "login-13": ("DEFAULT_HOME no", "DEFAULT_HOME yes"),
+    "login-14": (
+        "USERDEL_CMD /usr/local/sbin/cleanup-user",
+        "USERDEL_CMD /usr/local/sbin/cleanup-users",
+    ),
+    "login-15": ("MAIL_DIR /var/spool/mail", "MAIL_FILE /var/spool/mail"),
+    "login-16": ("USERGROUPS_ENAB no", "USERGROUPS_ENAB yes"),
+    "login-17": (
+        "SUB_UID_COUNT 200000\nSUB_GID_COUNT 200000",
+        "SUB_UID_COUNT 200000\nSUB_GID_COUNT 65536",
+    ),
+    "login-18": ("PREVENT_NO_AUTH yes", "PREVENT_NO_AUTH superuser"),
+    "login-19": ("LOG_UNKFAIL_ENAB yes", "FAILLOG_ENAB yes"),
+    "login-20": ("TTYGROUP tty\nTTYPERM 0620", "TTYPERM 06200"),
+}
+
+# name: (hand-written answers, how its license file opens)
+SETS = {"php": (PHP, "php.ini: "), "login": (LOGIN, "login.defs: ")}
+QUESTIONS = [(name, q) for name in SETS for q in docs.load_questions(docs.SETS[name])]
+IDS = [str(q["id"]) for _, q in QUESTIONS]
+
 
 def _setting(key: docs.Key) -> str:
     return re.split(r"[\s=]", key if isinstance(key, str) else key[0], maxsplit=1)[0]
 
 
-def _case(question_id: str) -> Case:
-    return next(c for c in docs.cases(docset=DOCSET) if c.id == question_id)
+def _case(name: str, question_id: str) -> Case:
+    return next(c for c in docs.cases(docset=docs.SETS[name]) if c.id == question_id)
 
 
-def test_the_set_loads_as_rat_eval_finds_it() -> None:
-    assert docs.SETS["php"] == DOCSET
-    assert (DOCSET.title, DOCSET.collection) == (
-        "How-to questions over php.ini (held out)",
-        "php-docs",
-    )
-    assert (docs.FOLDER / "LICENSE.php").read_text().startswith("php.ini: ")
-    assert [q["id"] for q in QUESTIONS] == [f"php-{n:02d}" for n in range(1, 21)]
-    assert {q["split"] for q in QUESTIONS} == {"test"} and docs.cases("tune", docset=DOCSET) == []
-    assert sorted(ANSWERS) == [q["id"] for q in QUESTIONS]
+@pytest.mark.parametrize("name", SETS)
+def test_the_set_loads_as_rat_eval_finds_it(name: str) -> None:
+    docset = docs.SETS[name]
+    document = docset.document.name
+    assert docset == docs.read_set(docs.FOLDER / f"{name}_questions.json")
+    assert docset.title == f"How-to questions over {document} (held out)"
+    assert docset.collection == f"{name}-docs"
+    answers, license_opens = SETS[name]
+    assert (docs.FOLDER / f"LICENSE.{name}").read_text().startswith(license_opens)
+    questions = docs.load_questions(docset)
+    assert [q["id"] for q in questions] == [f"{name}-{n:02d}" for n in range(1, 21)]
+    assert {q["split"] for q in questions} == {"test"} and docs.cases("tune", docset=docset) == []
+    assert sorted(answers) == [q["id"] for q in questions]
 
 
-@pytest.mark.parametrize("question", QUESTIONS, ids=[q["id"] for q in QUESTIONS])
+@pytest.mark.parametrize(("name", "question"), QUESTIONS, ids=IDS)
 def test_every_key_is_a_setting_on_its_cited_line_and_not_the_files_own_value(
-    question: dict[str, object],
+    name: str, question: dict[str, Any]
 ) -> None:
-    keys, lines = question["keys"], question["lines"]
-    assert isinstance(keys, list) and isinstance(lines, list) and len(keys) == len(lines)
+    lines = docs.SETS[name].document.read_text().splitlines()
+    keys, cited = question["keys"], question["lines"]
+    assert isinstance(keys, list) and isinstance(cited, list) and len(keys) == len(cited)
     assert 1 <= len(keys) <= 3
-    for key, line in zip(keys, lines, strict=True):
+    for key, line in zip(keys, cited, strict=True):
         setting = _setting(key)
         options = [key] if isinstance(key, str) else key
         assert all(_setting(option) == setting for option in options)
-        # a setting written at the start of its line, commented out (";") or not
-        written = LINES[line - 1].lstrip("; ")
-        assert re.match(rf"{re.escape(setting)}\s*=", written), (setting, line, written)
+        # a setting written at the start of its line, commented out ("#" or ";") or not
+        written = lines[line - 1].lstrip("#; ")
+        assert re.match(rf"{re.escape(setting)}(\s|=)", written), (setting, line, written)
         assert setting not in str(question["question"])  # the user's words, not its name
         assert not docs.named(key, written)  # the file's own value is not the answer
 
 
-@pytest.mark.parametrize("question", QUESTIONS, ids=[q["id"] for q in QUESTIONS])
+@pytest.mark.parametrize(("name", "question"), QUESTIONS, ids=IDS)
 def test_an_answer_naming_every_key_scores_one_and_one_missing_a_key_less(
-    question: dict[str, object],
+    name: str, question: dict[str, Any]
 ) -> None:
-    case = _case(str(question["id"]))
+    case = _case(name, str(question["id"]))
     keys = question["keys"]
-    assert isinstance(keys, list)
     canonical = [k if isinstance(k, str) else k[0] for k in keys]
     assert docs.score(case, "\n".join(canonical)).score == 1.0
     for left_out in range(len(canonical)):
         rest = canonical[:left_out] + canonical[left_out + 1 :]
         assert docs.score(case, "\n".join(rest)).score == (len(keys) - 1) / len(keys)
-    right, wrong = ANSWERS[case.id]
+    right, wrong = SETS[name][0][case.id]
     assert docs.score(case, right).score == 1.0
     assert docs.score(case, wrong).score < 1.0
     # cited, the file gives every key's setting: a right answer from it is grounded in full
-    assert docs.grounded(case, right, ["\n".join(LINES)]) == 1.0
+    assert docs.grounded(case, right, [docs.SETS[name].document.read_text()]) == 1.0

@@ -1,4 +1,4 @@
-"""How-to questions over third-party documentation (`rat eval --benchmark docs|postgres|php`).
+"""How-to questions over third-party documentation (`rat eval --benchmark docs|postgres|php|login`).
 
 Each set is a dataset file (docs/*.json): its name, the document (the kind of reference a
 user brings: prose comments around the settings they document), the collection it is
@@ -8,13 +8,15 @@ questions split in half, `tune` and `test`. `postgres`: PostgreSQL 15's sample
 configuration (docs/postgresql.conf; docs/LICENSE.postgresql), 20 questions, all `test`:
 written and checked against the file before any method ran on them, and held out. `php`:
 PHP 8.2's production configuration (docs/php.ini; docs/LICENSE.php), 20 questions, all
-`test`, written and checked the same way and held out. Each question asks how to do
-something in a user's words, without naming the setting, and carries answer keys taken from
-the file: the directives and values a correct answer must name ("maxmemory 2gb",
-"maxmemory-policy allkeys-lru"). A new set is a new file.
+`test`, written and checked the same way and held out; so is `login`, over the shadow
+suite's login.defs as Debian 12 ships it (docs/login.defs; docs/LICENSE.login). Each
+question asks how to do something in a user's words, without naming the setting, and carries
+answer keys taken from the file: the directives and values a correct answer must name
+("maxmemory 2gb", "maxmemory-policy allkeys-lru"). A new set is a new file.
 
 An answer scores the share of its question's keys it names (a key with alternatives counts
-once, for any of them), compared without case, spacing or Markdown code marks. Methods that
+once, for any of them), compared without case, spacing or Markdown code marks, each name and
+value whole ("uid_min 5000" is not in "sys_uid_min 5000", nor "2gb" in "12gb"). Methods that
 retrieve search the file in a Qdrant collection, built on first use with `rat ingest`.
 """
 
@@ -123,17 +125,25 @@ def _plain(text: str) -> str:
     return " ".join(_QUOTED.sub(r"\2", text.replace("`", " ")).lower().split())
 
 
+# A name starts and ends at a word's edge: "uid_min" is not in "sys_uid_min", "90" not in "900"
+# ("--maxmemory" still names maxmemory).
+_START = r"(?<![\w.])(?<!\w-)"
+_END = r"(?![\w-]|\.\w)"
+
+
 def _names(option: str, plain: str) -> bool:
     """Whether the answer names a key as written ("maxmemory 2gb"), or its setting with the
     value written soon after it ("set maxmemory to 2gb")."""
     wanted = _plain(option)
-    if wanted in plain:
+    if re.search(_START + re.escape(wanted) + _END, plain):
         return True
     setting, _, value = wanted.partition(" ")
     if not value:
         return False
-    for found in re.finditer(re.escape(setting) + r"(?![\w-])", plain):
-        if value in plain[found.end() : found.end() + NEAR + len(value)]:
+    given = re.compile(_START + re.escape(value) + _END)
+    for found in re.finditer(_START + re.escape(setting) + _END, plain):
+        value_at = given.search(plain, found.end())
+        if value_at and value_at.start() <= found.end() + NEAR:
             return True
     return False
 
