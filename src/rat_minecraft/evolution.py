@@ -118,8 +118,7 @@ def run_sequence(
                 continue
             run_settings = {
                 **settings,
-                "memory": arm == "memory",
-                "memory_collection": memory.collection,
+                "memory": memory.collection if arm == "memory" else "",
             }
             before = memory.count() if arm == "memory" else 0
             stats = RunStats()

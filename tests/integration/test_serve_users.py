@@ -176,7 +176,7 @@ def test_each_users_thought_memory_is_theirs_alone(served: Served) -> None:
     async def go() -> None:
         alice, bob = served.client(0, "alice"), served.client(1, "bob")
         await _ingest(alice, "alice.md", "plans", served)
-        first = await _ask(alice, "plans", memory=True)
+        first = await _ask(alice, "plans", memory="thoughts")
         stored = [t["id"] for t in first["thoughts"] if t["stored"]]
         assert stored, first["thoughts"]
 
@@ -185,10 +185,10 @@ def test_each_users_thought_memory_is_theirs_alone(served: Served) -> None:
         assert f"no collection '{memory}' of yours or shared" in why, why
         assert (await _ingest(bob, "bob.md", memory, served))["added"] >= 1  # his own
         await _ingest(bob, "bob.md", "plans", served)
-        theirs = await _ask(bob, "plans", memory=True)
+        theirs = await _ask(bob, "plans", memory="thoughts")
         assert not _sources(theirs, "thought") & {f"thought:{t}" for t in stored}
 
-        again = await _ask(alice, "plans", memory=True)  # a later related run of hers
+        again = await _ask(alice, "plans", memory="thoughts")  # a later related run of hers
         assert {f"thought:{t}" for t in stored} <= _sources(again, "thought")
 
     run(go())

@@ -142,7 +142,7 @@ def test_the_ingest_graph_fills_a_collection_the_rat_graph_searches(
 def test_memory_through_the_server_stores_thoughts_a_later_run_cites(
     client: SyncLangGraphClient,
 ) -> None:
-    context = {**FAKE_CONTEXT, "memory": True, "memory_collection": "served-thoughts"}
+    context = {**FAKE_CONTEXT, "memory": "served-thoughts"}
     first = client.threads.create()["thread_id"]
     client.runs.wait(first, "rat", input={"question": "How do I light a furnace?"}, context=context)
     stored = [n for n in values_of(client, first)["thoughts"] if n["stored"]]

@@ -132,7 +132,7 @@ def test_no_node_blocks_the_event_loop_on_real_qdrant_and_memory(tmp_path: Path)
     pipeline.ingest([str(manual)], collection="manual")
     model = AwaitedModel(respond=respond)
     graph = build_graph(llm=model)  # the source the context names: embedded Qdrant
-    base = {"retriever": "qdrant", "collection": "manual", "memory": True}
+    base = {"retriever": "qdrant", "collection": "manual", "memory": "thoughts"}
 
     async def runs() -> list[dict[str, Any]]:
         checker = blocking._enable_blockbuster()  # what `langgraph dev` turns on

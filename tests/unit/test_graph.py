@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import itertools
 
 import pytest
@@ -260,6 +261,27 @@ def test_a_given_setting_beats_the_environment_even_when_it_is_the_default(
     assert {len(e["sources"]) for e in events if e["event"] == "step"} == {3}
 
 
+def test_memory_names_its_collection_and_a_switch_names_the_usual_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from rat_agent import Context
+    from rat_agent.cli.ask import add_command
+
+    assert Context().memory == "" and Context(memory="mine").memory == "mine"
+    assert Context(memory=True).memory == "thoughts" and Context(memory="off").memory == ""
+    monkeypatch.setenv("RAT_MEMORY", "1")
+    assert Context().memory == "thoughts"
+    with pytest.raises(ConfigError, match="memory"):
+        Context(memory="a/b")
+    # a checkpoint of the release that kept the collection apart goes on in it
+    assert Context.restore({"memory": True, "memory_collection": "ours"}).memory == "ours"
+    parser = argparse.ArgumentParser()
+    add_command(parser.add_subparsers())
+    assert parser.parse_args(["ask", "q", "--memory"]).memory == "thoughts"
+    assert parser.parse_args(["ask", "q", "--memory", "ours"]).memory == "ours"
+    assert parser.parse_args(["ask", "q"]).memory is None
+
+
 def test_the_custom_stream_tells_the_whole_run() -> None:
     """The events a UI (and the CLI) renders: the draft, then per step its query, its
     sources and the checked step."""
@@ -317,7 +339,6 @@ def test_studio_forms_come_from_the_schemas() -> None:
         "speculate",
         "review_draft",
         "memory",
-        "memory_collection",
         "repair",
     ]
     assert context["review_draft"]["type"] == "boolean"

@@ -33,6 +33,7 @@ CHOICES: dict[str, Any] = {
 }
 
 ENV_PREFIX = "RAT_"
+THOUGHTS = "thoughts"  # the thought memory's collection where a run only turns memory on
 RANGES: dict[str, tuple[float, float]] = {
     "k": (1, 20),
     "max_steps": (1, 32),
@@ -159,19 +160,14 @@ class Context:
             "before they are checked (needs a checkpointer; resume with the edited steps)."
         },
     )
-    memory: bool = field(
-        default=False,
+    memory: str = field(
+        default="",
         metadata={
-            "description": "Thought memory (Thought-Retriever): every step also retrieves "
-            "thoughts of earlier runs, and this run's confident, novel conclusions are "
-            "stored for later ones."
-        },
-    )
-    memory_collection: str = field(
-        default="thoughts",
-        metadata={
-            "description": "Qdrant collection of the thought memory: one per user or "
-            "project (`rat memory list` shows it)."
+            "description": "Thought memory (Thought-Retriever): the Qdrant collection of "
+            f"thoughts, e.g. {THOUGHTS!r}, one per user or project (`rat memory list` shows "
+            "it). Every step also retrieves thoughts of earlier runs from it, and this run's "
+            "confident, novel conclusions are stored there for later ones. '': off.",
+            "bare": THOUGHTS,  # what `--memory` alone means
         },
     )
     repair: str = field(
@@ -222,6 +218,7 @@ class Context:
             if env is not None:
                 setattr(self, f.name, convert(f.name, env, type(f.default)))
                 from_env.append(f.name)
+        self.memory = _memory(self.memory)
         try:
             self.validate()
         except ConfigError as exc:  # a bad value set in the environment: say where it is
@@ -250,9 +247,8 @@ class Context:
                 raise ConfigError(
                     f"{name} must be one of {', '.join(choices)}, got {getattr(self, name)!r}"
                 )
-        for name in ("review_draft", "memory"):
-            if not isinstance(getattr(self, name), bool):
-                raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
+        if not isinstance(self.review_draft, bool):
+            raise ConfigError(f"review_draft must be true or false, got {self.review_draft!r}")
         for f in fields(self):  # a request's JSON may hold any type where text belongs
             if isinstance(f.default, str) and not isinstance(getattr(self, f.name), str):
                 raise ConfigError(f"{f.name} must be text, got {getattr(self, f.name)!r}")
@@ -262,7 +258,8 @@ class Context:
         if not self.repair.strip():  # a name is checked against the plug-ins when a run starts
             raise ConfigError("repair must not be empty")
         check_collection_name(self.collection, "collection")
-        check_collection_name(self.memory_collection, "memory_collection")
+        if self.memory:
+            check_collection_name(self.memory, "memory")
         if self.memory and not self.retrieves():
             raise ConfigError(f"memory needs a method that retrieves; {self.method!r} does not")
 
@@ -271,6 +268,8 @@ class Context:
         """The context a run saved when it started (`State.settings`), its choices resolved;
         fields it does not know are left out (a checkpoint of an older release)."""
         known = {f.name for f in fields(cls)}
+        if saved.get("memory") is True:  # an older release's memory on, in memory_collection
+            saved = {**saved, "memory": saved.get("memory_collection", THOUGHTS)}
         return cls(**{name: value for name, value in saved.items() if name in known})
 
 
@@ -295,6 +294,14 @@ def settings_of(state: State, runtime: Runtime[Context] | None) -> Context:
 
 
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
+
+
+def _memory(value: Any) -> Any:
+    """memory as a switch (true, "on", "0") names the default collection or none, as
+    RAT_MEMORY=1 and a client of an older release's `"memory": true` mean."""
+    if isinstance(value, bool) or (isinstance(value, str) and value.lower() in _TRUE | _FALSE):
+        return THOUGHTS if str(value).lower() in _TRUE else ""
+    return value
 
 
 def convert(name: str, raw: str, kind: type[Any], where: str = "") -> Any:

@@ -9,7 +9,7 @@
         append_next                i   <- i + 1
     write_answer                   output "answer": the response, from T*1..n
     reply                          the answer as the chat's next message, sources cited
-    remember                       memory=true: thoughts <- p(.|I, T*, answer)
+    remember                       memory on:   thoughts <- p(.|I, T*, answer)
 
 n draft steps cost 1 + 2n model calls (n with query_mode "text"), and one more for the
 answer. A plan repair extension (extension.py; a domain plug-in's source switches its own
@@ -18,8 +18,8 @@ on) may drop Ti, or insert before it the steps it needs, which the loop then che
 The context's `method` turns the same graph into each baseline: direct (START -> direct),
 cot (draft_cot, then the answer), rag (START -> retrieve_once -> answer_once); react
 (START -> react: the tool-calling agent a user would build instead, react.py). With
-memory=true, retrieval also reads the thought memory, and every method that retrieves ends
-in remember (Thought-Retriever).
+memory on (its collection named), retrieval also reads the thought memory, and every method
+that retrieves ends in remember (Thought-Retriever).
 """
 
 from __future__ import annotations

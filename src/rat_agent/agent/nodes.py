@@ -304,7 +304,7 @@ class RatNodes(Services):
         earlier runs (memory on), how well the best passage matches, and what went wrong
         with the memory. Under an event loop the source and the memory are read at once."""
         source = [id(self.retriever), ctx.retriever, ctx.collection, ctx.k]
-        memory = [ctx.memory, ctx.memory_collection, current_user()]
+        memory = [ctx.memory, current_user()]
         key = key_of("found", source, memory, query, targets)
 
         def make() -> Found:

@@ -34,11 +34,11 @@ def memory_collection(ctx: Context) -> str:
     """The run's thought memory: on a server with keys, each user's own, since thoughts carry
     what that user's documents said."""
     user = current_user()
-    return own_collection(ctx.memory_collection, user) if user else ctx.memory_collection
+    return own_collection(ctx.memory, user) if user else ctx.memory
 
 
 def recall(ctx: Context, query: str) -> tuple[list[Document], str]:
-    """memory=true: thoughts of earlier runs for a query, and a note if memory failed.
+    """With memory on: thoughts of earlier runs for a query, and a note if memory failed.
 
     A memory that cannot be read leaves the step to its documents rather than failing it.
     """
@@ -70,7 +70,7 @@ def check_memory(ctx: Context) -> None:
 
 
 def remember(nodes: Services, state: State, runtime: Runtime[Context]) -> Body[dict[str, Any]]:
-    """memory=true: the run's checked conclusions become thoughts for later runs.
+    """With memory on: the run's checked conclusions become thoughts for later runs.
 
     Never fails the run: the answer is already saved, and a thought that cannot be made
     or stored says why in the output's `thoughts`.

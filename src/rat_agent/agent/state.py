@@ -89,7 +89,7 @@ class OutputState(TypedDict):
     answer: str
     steps: list[Step]
     messages: NotRequired[Messages]
-    thoughts: NotRequired[list[ThoughtNote]]  # memory=true; empty otherwise
+    thoughts: NotRequired[list[ThoughtNote]]  # memory on; empty otherwise
     # draft "sourced": the task's passages the draft and the answer were written from (title,
     # source, content), cited before the steps' sources
     passages: NotRequired[list[dict[str, str]]]

@@ -61,6 +61,8 @@ def add_command(sub: Any) -> None:
         help_text = f.metadata.get("description", "")
         if name in CHOICES:
             ask.add_argument(flag, choices=CHOICES[name], help=help_text)
+        elif "bare" in f.metadata:  # `--memory` alone turns memory on in its usual place
+            ask.add_argument(flag, nargs="?", const=f.metadata["bare"], help=help_text)
         elif isinstance(f.default, bool):
             ask.add_argument(flag, action=argparse.BooleanOptionalAction, help=help_text)
         else:

@@ -8,15 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from rat_agent.agent.context import Context
+from rat_agent.agent.context import THOUGHTS
 from rat_agent.cli.safe import confirm, console, escape
 from rat_agent.errors import ConfigError
 from rat_agent.text import shorten
 
 if TYPE_CHECKING:
     from rat_agent.memory.store import Memory
-
-DEFAULT = str(Context.__dataclass_fields__["memory_collection"].default)
 
 
 def add_command(sub: Any) -> None:
@@ -33,14 +31,14 @@ def add_command(sub: Any) -> None:
         parser.add_argument(
             "--collection",
             default=argparse.SUPPRESS,
-            help=f"the memory collection (default: {DEFAULT})",
+            help=f"the memory collection (default: {THOUGHTS})",
         )
 
 
 def memory_command(args: argparse.Namespace) -> int:
     from rat_agent.memory.store import Memory
 
-    memory = Memory(getattr(args, "collection", DEFAULT))
+    memory = Memory(getattr(args, "collection", THOUGHTS))
     out = console()
     if args.action == "show":
         return _show(out, memory, args.id)

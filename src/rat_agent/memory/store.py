@@ -63,14 +63,14 @@ class Memory:
         if metadata.get("made_by") != MADE_BY or kind_of(metadata) != THOUGHTS:
             raise ConfigError(
                 f"the Qdrant collection {self.collection!r} is not a thought "
-                "memory (it holds documents); name another memory_collection"
+                "memory (it holds documents); name another for memory"
             )
         # A served user's memory is named for them; one recorded as someone else's is not
         # theirs whatever its name (memories from before owners were recorded have none).
         if (user := current_user()) and owner_of(metadata) not in (user, ""):
             raise ConfigError(
                 f"the Qdrant collection {self.collection!r} is not your thought memory; "
-                "name another memory_collection"
+                "name another for memory"
             )
         wanted = collection_metadata()
         if metadata.get("embedding") != wanted["embedding"]:
