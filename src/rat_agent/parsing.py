@@ -15,6 +15,7 @@ import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from rat_agent.errors import ConfigError
 from rat_agent.terms import unsupported
 
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>\s*", re.DOTALL | re.IGNORECASE)
@@ -430,3 +431,26 @@ def parse_thought(reply: str) -> tuple[str, str]:
     if not says_something(text) or _CONFIDENT.match(text):
         return "unreadable", ""
     return "confident", text
+
+
+def reviewed(reply: Any, max_steps: int) -> list[str] | None:
+    """The edited draft from a review's resume value; None keeps the draft as it was."""
+    if reply is None or reply is True:
+        return None
+    if isinstance(reply, dict):
+        if reply.get("drafts") is None:
+            return None
+        reply = reply["drafts"]
+    if isinstance(reply, str):
+        steps = split_steps(reply)
+    elif isinstance(reply, list) and all(isinstance(step, str) for step in reply):
+        steps = [step.strip() for step in reply]
+    else:
+        raise ConfigError(
+            "a review must give the steps as a list of strings or a text of "
+            "'STEP k:' lines, or true to accept the draft"
+        )
+    steps = [step for step in steps if step]
+    if not steps:
+        raise ConfigError("the reviewed draft has no steps: keep at least one")
+    return merge_tail(steps, max_steps)

@@ -263,13 +263,17 @@ def test_a_run_that_raised_is_kept_as_a_zero_until_errors_are_retried() -> None:
 def test_eval_flags_pick_a_stratified_split_and_any_context_field() -> None:
     from rat_agent.cli.eval import _settings
 
-    assert _settings(["draft=sourced", "max-steps=4", "temperature=0.5", "memory=false"]) == {
+    assert _settings(["draft=sourced", "max-steps=4", "temperature=0.5", "review-draft=0"]) == {
         "draft": "sourced",
         "max_steps": 4,
         "temperature": 0.5,
-        "memory": False,
+        "review_draft": False,
     }
+    from rat_agent import Context
     from rat_agent.errors import ConfigError
+
+    assert Context(**_settings(["memory=false"])).memory == ""  # a switch: off
+    assert Context(**_settings(["memory=mine"])).memory == "mine"
 
     with pytest.raises(ConfigError, match="context field"):
         _settings(["nonsense=1"])

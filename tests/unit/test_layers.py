@@ -16,7 +16,8 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"terms"}),  # words as search reads them, and the grounded revision's check
     # below errors, which masks its messages with them: secrets, and a served user's paths
     frozenset({"redact", "served"}),
-    frozenset({"ahead", "errors", "parsing", "text", "timing"}),
+    frozenset({"errors"}),  # the typed errors the reply parser and a setting's reader raise
+    frozenset({"ahead", "parsing", "text", "timing"}),
     # aio runs a node's body, and shows a served user a foreign error as one of errors'
     frozenset({"paths", "limits", "plugins", "aio"}),
     frozenset({"providers"}),

@@ -13,6 +13,7 @@ from rat_agent.retrieval.settings import (
     DEFAULT_RETRIEVER,
     check_collection_name,
 )
+from rat_agent.text import FALSE, TRUE, typed
 
 if TYPE_CHECKING:
     from langgraph.runtime import Runtime
@@ -216,7 +217,8 @@ class Context:
                 continue
             env = os.environ.get(ENV_PREFIX + f.name.upper())
             if env is not None:
-                setattr(self, f.name, convert(f.name, env, type(f.default)))
+                where = f"environment variable {ENV_PREFIX}{f.name.upper()}"
+                setattr(self, f.name, typed(env, type(f.default), where))
                 from_env.append(f.name)
         self.memory = _memory(self.memory)
         try:
@@ -293,29 +295,12 @@ def settings_of(state: State, runtime: Runtime[Context] | None) -> Context:
     return context_of(runtime)
 
 
-_TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
-
-
 def _memory(value: Any) -> Any:
     """memory as a switch (true, "on", "0") names the default collection or none, as
     RAT_MEMORY=1 and a client of an older release's `"memory": true` mean."""
-    if isinstance(value, bool) or (isinstance(value, str) and value.lower() in _TRUE | _FALSE):
-        return THOUGHTS if str(value).lower() in _TRUE else ""
+    if isinstance(value, bool) or (isinstance(value, str) and value.lower() in TRUE | FALSE):
+        return THOUGHTS if str(value).lower() in TRUE else ""
     return value
-
-
-def convert(name: str, raw: str, kind: type[Any], where: str = "") -> Any:
-    """A setting written as text, as its field's type; `where` names it in errors (default:
-    the environment variable)."""
-    where = where or f"environment variable {ENV_PREFIX}{name.upper()}"
-    if kind is bool:  # bool("0") is True
-        if raw.strip().lower() in _TRUE | _FALSE:
-            return raw.strip().lower() in _TRUE
-        raise ConfigError(f"{where}={raw!r} is not true or false")
-    try:
-        return kind(raw)
-    except ValueError:
-        raise ConfigError(f"{where}={raw!r} is not a valid {kind.__name__}") from None
 
 
 _dataclass_init = Context.__init__

@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
-from langchain_core.messages import BaseMessage
 from langchain_core.retrievers import BaseRetriever
 from langgraph.runtime import Runtime
 
@@ -23,24 +22,11 @@ from rat_agent.agent.context import Context
 from rat_agent.agent.state import DraftMeta, State, Step
 from rat_agent.errors import ConfigError
 from rat_agent.retrieval.settings import DOMAIN_KEY
+from rat_agent.services import Services
 
-
-class Model(Protocol):
-    """What an extension may ask of the loop's model."""
-
-    def ask(
-        self,
-        ctx: Context,
-        call: str,
-        messages: list[BaseMessage],
-        schema: dict[str, Any] | None = None,
-        whole: bool = False,
-        grammar: str | None = None,
-    ) -> str: ...
-
-    def constrained(self, ctx: Context) -> bool: ...
-
-    def prefills(self, ctx: Context) -> bool: ...
+# What an extension may ask of the loop: its model calls and what the model's profile
+# allows (`ask`, `constrained`, `prefills`), as services.py gives every node.
+Model = Services
 
 
 class Drafted(NamedTuple):

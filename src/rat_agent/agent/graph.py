@@ -43,7 +43,7 @@ from rat_agent.agent.methods.baselines import (
     retrieve_once_failed,
 )
 from rat_agent.agent.methods.react import react
-from rat_agent.agent.nodes import RatNodes, has_next_step
+from rat_agent.agent.nodes import RatNodes
 from rat_agent.agent.remember import remember
 from rat_agent.agent.state import (
     ANSWER_ONCE,
@@ -127,7 +127,7 @@ def after_draft(state: State) -> AfterDraft:
 
 def after_step(state: State) -> AfterStep:
     """Loop while draft steps remain; then finish."""
-    if has_next_step(state):
+    if state["index"] < len(state["drafts"]):
         return TO_QUERY
     return after_steps(state)
 

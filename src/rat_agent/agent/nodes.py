@@ -234,7 +234,7 @@ class RatNodes(Services):
         while True:  # a bad answer asks again, saying why, rather than failing the run
             reply = interrupt(payload)
             try:
-                drafts = reviewed_drafts(reply, settings_of(state, runtime).max_steps)
+                drafts = parsing.reviewed(reply, settings_of(state, runtime).max_steps)
                 break
             except ConfigError as exc:
                 payload = {**payload, "error": str(exc)}
@@ -505,33 +505,6 @@ def start_run(question: str, ctx: Context, **values: Any) -> dict[str, Any]:
         "passages": [],
         **values,
     }
-
-
-def reviewed_drafts(reply: Any, max_steps: int) -> list[str] | None:
-    """The edited draft from a review's resume value; None keeps the draft as it was."""
-    if reply is None or reply is True:
-        return None
-    if isinstance(reply, dict):
-        if reply.get("drafts") is None:
-            return None
-        reply = reply["drafts"]
-    if isinstance(reply, str):
-        steps = parsing.split_steps(reply)
-    elif isinstance(reply, list) and all(isinstance(step, str) for step in reply):
-        steps = [step.strip() for step in reply]
-    else:
-        raise ConfigError(
-            "a review must give the steps as a list of strings or a text of "
-            "'STEP k:' lines, or true to accept the draft"
-        )
-    steps = [step for step in steps if step]
-    if not steps:
-        raise ConfigError("the reviewed draft has no steps: keep at least one")
-    return parsing.merge_tail(steps, max_steps)
-
-
-def has_next_step(state: State) -> bool:
-    return state["index"] < len(state["drafts"])
 
 
 def source_of(doc: dict[str, str]) -> Source:

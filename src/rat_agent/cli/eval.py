@@ -333,7 +333,8 @@ def _settings(items: list[str], flag: str = "--set") -> dict[str, Any]:
     """--set FIELD=VALUE pairs, typed as the context field they name."""
     from dataclasses import MISSING, fields
 
-    from rat_agent.agent.context import Context, convert
+    from rat_agent.agent.context import Context
+    from rat_agent.text import typed
 
     known = {f.name: f for f in fields(Context) if f.default is not MISSING}
     settings: dict[str, Any] = {}
@@ -344,7 +345,7 @@ def _settings(items: list[str], flag: str = "--set") -> dict[str, Any]:
             raise ConfigError(
                 f"{flag} {item!r}: give FIELD=VALUE with a context field ({', '.join(known)})"
             )
-        settings[name] = convert(name, raw.strip(), type(known[name].default), f"{flag} {name}")
+        settings[name] = typed(raw.strip(), type(known[name].default), f"{flag} {name}")
     return settings
 
 
