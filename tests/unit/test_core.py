@@ -224,6 +224,36 @@ def test_an_answer_draft_is_rags_answer_and_its_checked_paragraphs_the_response(
     assert result["answer"] == answer.replace("Done.", "Finished with the alpha tool at level 3.")
 
 
+def test_an_answer_draft_stopped_mid_run_leaves_its_answer_whole(tmp_path: Any) -> None:
+    """The answer checkpointed after each step is the response so far: the checked
+    paragraphs, then the rest as drafted, in the answer's own format (no STEP lines)."""
+    answer = "Set alpha.\n\nThen beta.\n\nDone."
+
+    def respond(kind: str, messages: list[BaseMessage]) -> str:
+        if kind == "draft":
+            return answer
+        if kind == "query":
+            return current_step(messages).split()[0]
+        step = prompt_text(messages).rsplit("draft):\n", 1)[1].rsplit("\n\n", 1)[0]
+        if step == "Done.":
+            raise UnusableReply("the model went away")
+        return "Set the alpha tool at level 3." if step == "Set alpha." else step
+
+    config: Any = {"configurable": {"thread_id": "t"}}
+    with sqlite3.connect(tmp_path / "runs.db", check_same_thread=False) as connection:
+        model = ScriptedModel(respond=respond, calls=[])
+        graph = build_graph(
+            llm=model,
+            retriever=ListRetriever(documents=PAGES),
+            checkpointer=SqliteSaver(connection),
+        )
+        with pytest.raises(UnusableReply):
+            graph.invoke({"question": QUESTION}, config, context={"draft": "rag"})
+        saved = graph.get_state(config).values
+    assert [s["status"] for s in saved["steps"]] == ["revised", "unchanged"]
+    assert saved["answer"] == "Set the alpha tool at level 3.\n\nThen beta.\n\nDone."
+
+
 def test_the_prompts_are_the_runs_to_set() -> None:
     model = scripted()
     run(

@@ -64,8 +64,7 @@ CHANGED = ("revised", "inserted")  # else a step stands as drafted, word for wor
 
 
 class Written(NamedTuple):
-    """A draft as `_write` made it: its steps, what it was written from, in words, and the
-    task's passages it was shown (drafts "sourced" and "rag")."""
+    """A draft as `_write` made it: its steps, its origin in words, the passages shown."""
 
     drafts: list[str]
     origin: str
@@ -275,10 +274,8 @@ class RatNodes(Services):
         messages = prompts.query_messages(
             ctx.system_prompt, ctx.query_prompt, state["question"], revised(state["steps"]), draft
         )
-        # a reply with no query in it falls back to the step's own text
-        return parsing.clean_query((yield self.asking(ctx, "query", messages))) or parsing.head(
-            draft
-        )
+        reply = yield self.asking(ctx, "query", messages)
+        return parsing.clean_query(reply) or parsing.head(draft)  # no query in it: the step
 
     def retrieve(self, state: State, runtime: Runtime[Context]) -> Body[dict[str, Any]]:
         """R_i = top-k documents for Q_i, cut to the passages closest to Q_i and T_i, and
@@ -286,12 +283,9 @@ class RatNodes(Services):
         by the node's retry policy."""
         ctx = yield self.settled(state, runtime)
         lookup = yield self.lookup(state, ctx)
-        if lookup.skip:
-            _sources_event(state, [], "")
-            return {"documents": [], "support": None, "retrieval_error": ""}
-        if lookup.written is not None:  # written from that revision's sources
-            titles = [{"title": s["title"]} for s in lookup.written["sources"]]
-            _sources_event(state, titles, "")
+        if lookup.skip or lookup.written:  # dropped; or written from that revision's sources
+            written = lookup.written["sources"] if lookup.written else []
+            _sources_event(state, [{"title": s["title"]} for s in written], "")
             return {"documents": [], "support": None, "retrieval_error": ""}
         draft = lookup.target or state["drafts"][state["index"]]
         query = state["query"]
@@ -376,7 +370,8 @@ class RatNodes(Services):
                 "revision": step,
             }
         )
-        update = {"steps": new_steps, "answer": parsing.format_steps(revised(new_steps))}
+        answer = checked(new_steps, state["drafts"]) if ctx.draft in ANSWERS else ""
+        update = {"steps": new_steps, "answer": answer or parsing.format_steps(revised(new_steps))}
         if repair is not None and i + 1 == len(state["drafts"]):  # the last step
             update |= yield Wait(lambda: repair.finish(state, runtime, new_steps))
         return update
@@ -439,10 +434,8 @@ class RatNodes(Services):
         answer draft's checked paragraphs, with no call."""
         ctx = settings_of(state, runtime)
         if ctx.draft in ANSWERS:  # the draft was the response: its checked paragraphs are
-            checked = [s for s in state["steps"] if s["status"] != "dropped"]
-            kept = [s["revised"] if s["status"] in CHANGED else s["draft"] for s in checked]
             runtime.stream_writer({"event": "answer"})
-            return {"answer": "\n\n".join(kept or state["drafts"])}
+            return {"answer": checked(state["steps"], state["drafts"])}
         steps = revised(state["steps"]) or list(state["drafts"])
         messages = prompts.answer_messages(
             ctx.system_prompt,
@@ -505,6 +498,14 @@ def start_run(question: str, ctx: Context, **values: Any) -> dict[str, Any]:
         "passages": [],
         **values,
     }
+
+
+def checked(steps: list[Step], drafts: list[str]) -> str:
+    """An answer draft as checked so far: revised paragraphs in place of their drafts, the
+    others word for word, the rest as drafted (a stopped run has it whole)."""
+    kept = [s["revised"] if s["status"] in CHANGED else s["draft"] for s in steps]
+    kept = [k for k, s in zip(kept, steps, strict=True) if s["status"] != "dropped"]
+    return "\n\n".join(kept + drafts[len(steps) :] or drafts)
 
 
 def source_of(doc: dict[str, str]) -> Source:
