@@ -333,6 +333,11 @@ def test_auto_is_resolved_once_from_the_models_profile() -> None:
     # the bundled model's profile drafts answers as rag answers; a plan, as the paper does;
     # a value the run sets wins
     assert nodes.resolve(Context(model="local")).draft == "rag"
+    # ...and queries with each paragraph's own text; a chain of thought, a plan: the model
+    assert nodes.resolve(Context(model="local")).query_mode == "text"
+    assert nodes.resolve(Context(model="local", query_mode="llm")).query_mode == "llm"
+    assert nodes.resolve(Context(model="local", draft="cot")).query_mode == "llm"
+    assert nodes.resolve(Context(model="local", output="steps")).query_mode == "llm"
     assert nodes.resolve(Context(model="local", draft="cot")).draft == "cot"
     assert nodes.resolve(Context(model="local", output="steps")).draft == "cot"
     assert nodes.resolve(Context(model="local", method="cot")).draft == "cot"  # the baseline

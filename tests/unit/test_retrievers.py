@@ -62,11 +62,19 @@ def test_the_cli_reports_a_bad_import_path_in_one_line(
 
 
 def test_boolean_settings_parse_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("RAT_MEMORY", "0")
-    assert Context().memory is False
+    monkeypatch.setenv("RAT_REVIEW_DRAFT", "0")
+    assert Context().review_draft is False
+    monkeypatch.setenv("RAT_REVIEW_DRAFT", "yes")
+    assert Context().review_draft is True
+    monkeypatch.setenv("RAT_REVIEW_DRAFT", "maybe")
+    with pytest.raises(ConfigError, match="RAT_REVIEW_DRAFT"):
+        Context()
+    monkeypatch.delenv("RAT_REVIEW_DRAFT")
+    monkeypatch.setenv("RAT_MEMORY", "0")  # memory names a collection; as a switch, the usual
+    assert Context().memory == ""
     monkeypatch.setenv("RAT_MEMORY", "yes")
-    assert Context().memory is True
-    monkeypatch.setenv("RAT_MEMORY", "maybe")
+    assert Context().memory == "thoughts"
+    monkeypatch.setenv("RAT_MEMORY", "no/such")
     with pytest.raises(ConfigError, match="RAT_MEMORY"):
         Context()
 

@@ -133,7 +133,8 @@ class Context:
         metadata={
             "description": "'llm': the model writes each step's search query from the task, "
             "the revised steps and the step; 'text': the step's own text is the query (no "
-            "model call); 'auto': the model's profile, else 'llm'."
+            "model call); 'auto': where the draft is an answer ('direct', 'rag'), the model's "
+            "profile's (the bundled model's: 'text'), else 'llm'."
         },
     )
     temperature: float = field(
@@ -224,7 +225,7 @@ class Context:
         try:
             self.validate()
         except ConfigError as exc:  # a bad value set in the environment: say where it is
-            named = [n for n in from_env if str(exc).startswith(f"{n} ")]
+            named = [n for n in from_env if str(exc).startswith((f"{n} ", f"the {n} "))]
             if named:
                 where = f"{ENV_PREFIX}{named[0].upper()}"
                 raise ConfigError(f"{exc} (from the environment variable {where})") from None

@@ -94,8 +94,8 @@ class RatNodes(Services):
         """The run's choices, once, at its start: each "auto" is the model's profile
         (providers/profiles.py) or the paper's default, plan repair is the source's domain's
         (if one is installed), and the output is the steps where plan repair makes a plan,
-        the response written from them otherwise. The draft of an answer is the one the
-        source declares, else the profile's; a plan, and method cot, draft as the paper does."""
+        the response written from them otherwise. An answer's draft is the one the source
+        declares, else the profile's, as its query mode; a plan, and method cot, as the paper."""
         profile = profile_of(ctx.model) if self.llm is None else PAPER
         repair = resolve_repair(ctx.repair, ctx.method, lambda: self.domain(ctx))
         output = ctx.output
@@ -107,13 +107,9 @@ class RatNodes(Services):
             draft = declared or (profile.draft if output == "answer" else "") or "cot"
             if ctx.method == "cot" and draft in ANSWERS:  # that baseline is a chain of thought
                 draft = "cot"
-        return replace(
-            ctx,
-            repair=repair,
-            output=output,
-            draft=draft,
-            query_mode=ctx.query_mode if ctx.query_mode != "auto" else profile.query_mode or "llm",
-        )
+        auto_query = (profile.query_mode if draft in ANSWERS else "") or "llm"
+        query_mode = auto_query if ctx.query_mode == "auto" else ctx.query_mode
+        return replace(ctx, repair=repair, output=output, draft=draft, query_mode=query_mode)
 
     def lookup(self, state: State, ctx: Context) -> Wait[Lookup]:
         """How plan repair looks the step up (a plug-in's hook: in a thread when awaited)."""

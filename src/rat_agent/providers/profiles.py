@@ -16,7 +16,9 @@ class Profile:
     # `draft` for "auto" where the run writes an answer ("": the paper's "cot"); a plan
     # (plan repair's steps) keeps "cot", as its figures were measured with it.
     draft: Literal["", "cot", "sourced", "direct", "rag"] = ""
-    query_mode: Literal["", "llm", "text"] = ""  # `query_mode` for "auto" ("": "llm")
+    # `query_mode` for "auto" where the draft is a method's answer ("": "llm"); a plan and a
+    # chain of thought keep "llm", as their figures were measured with it.
+    query_mode: Literal["", "llm", "text"] = ""
     # The server enforces a JSON schema on a reply (llama.cpp turns it into a grammar), so
     # a reply that must quote one of the lines shown (plan repair's revision) can.
     schema: bool = False
@@ -38,11 +40,19 @@ PAPER = Profile()
 PROFILES: dict[str, Profile] = {
     "local": Profile(
         draft="rag",
+        query_mode="text",
         schema=True,
         prefill=True,
         grounded=True,
         bearing_floor=0.5,
-        why="bearing_floor: on the same 233 fresh cases, grounded and the floor (read off the "
+        why="query_mode 'text' (each paragraph of the answer draft is its own query): on "
+        "the login.defs held-out 20, 52% of keys named, as with the model's queries, every "
+        "task tied, at 3.5 model calls, 2,538 prompt tokens processed and 49 s against 6.2, "
+        "2,763 and 59 s (rag: 52%, 20 s; benchmarks/results/login-local-test-querytext-84bfb2c.md, "
+        "benchmarks/results/login-local-test-84bfb2c.md); on the redis.conf tune 10, 47% "
+        "either way at 3.6 calls and 52 s against 6.5 and 63 s "
+        "(benchmarks/results/docs-local-tune10-querymode-3f53620.md). "
+        "bearing_floor: on the same 233 fresh cases, grounded and the floor (read off the "
         "other 67) broke 3% of right steps against grounded's 7%, fixed the same 33%, and "
         "asked no revision for 70 of 233 (all 300: 4% against 8%, 35% fixed each; python "
         "benchmarks/revision_guard.py --floor 0.5, the same file); end to end on the PHP "
