@@ -4,7 +4,7 @@
 The model stands in for an API model: a fixed latency a call (1 s by default) and calls
 served in parallel. Its draft has 8 steps; its revisions keep every step, change every
 step, or change every other one. Each arm is the same graph with the same retriever (a few
-pages, passages chosen by the real embedder); the steps are the answer (output "steps"), so
+pages, passages chosen by the real embedder); the steps are the answer (an empty answer prompt), so
 an 8-step run is 17 calls in the plain loop. Reports wall time, and the calls made: those
 beyond the plain loop's are guesses that missed.
 
@@ -106,7 +106,7 @@ def timed(
 ) -> dict[str, Any]:
     model = FixedLatency(latency=latency, changes=changes, calls=[])
     graph = build_graph(llm=model, retriever=Pages())
-    context = {"method": method, "output": "steps", "speculate": depth, "max_steps": STEPS}
+    context = {"method": method, "answer_prompt": "", "speculate": depth, "max_steps": STEPS}
     started = time.perf_counter()
     result = graph.invoke({"question": "Do the task in 8 parts."}, context=context)
     seconds = time.perf_counter() - started

@@ -45,7 +45,7 @@ CHAOS_DRAFT = "\n".join(f"STEP {n}: chaos part {n}" for n in range(1, CHAOS_STEP
 CHAOS_QUESTION = "How does a run survive being killed?"
 CHAOS_CONTEXT: dict[str, Any] = {
     "max_steps": 8,
-    "output": "answer",
+    "answer_prompt": "Answer from the checked steps.",  # a prompt of its own: plans get one
     "k": 2,
     "repair": "minecraft",  # the counted ledger reads "2 bolts"
 }

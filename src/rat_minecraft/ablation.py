@@ -5,7 +5,7 @@ From each task's correct plan we make a draft with injected errors (wrong counts
 ingredient named), as a model's draft would have. For every crafting or smelting step the
 gold document is the corpus page of the item the step makes. Three queries compete, as the
 methods use them: the task (RAG), the whole draft (CoT+RAG), and the step's own draft text
-(RAT with query_mode=text, where each query sees only its own step). Deterministic: fixed
+(RAT with an empty query prompt, where each query sees only its own step). Deterministic: fixed
 seed, no model.
 """
 

@@ -54,7 +54,7 @@ BENCHMARK = Benchmark(
     "the plan is executable in the simulator (rat_minecraft.simulator.check_plan)",
     _load,
     # a plan is read from the steps, by every method
-    context={"retriever": "minecraft", "output": "steps"},
+    context={"retriever": "minecraft", "answer_prompt": ""},
     report=_plans,
     packages=("rat_minecraft",),
     # what asks and scores: `--rescore` reads stored answers again with a changed checker
@@ -94,7 +94,7 @@ def run_minecraft(
         [case(t) for t in chosen],
         methods,
         score=score,
-        context={"output": "steps", **context},
+        context={"answer_prompt": "", **context},
         packages=BENCHMARK.packages,
         harness=BENCHMARK.harness,
         **options,

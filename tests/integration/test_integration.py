@@ -24,7 +24,7 @@ def test_tiny_model_runs_rat_end_to_end() -> None:
             "model": "local-tiny",
             "retriever": "minecraft",
             "repair": "off",  # the paper's loop on the real corpus; its extension: test_defaults
-            "output": "steps",
+            "answer_prompt": "",
             "max_steps": 2,
             "max_tokens": 48,
             "k": 2,

@@ -28,7 +28,7 @@ from langgraph_sdk.errors import AuthenticationError, NotFoundError
 pytestmark = pytest.mark.needs("postgresql", "redis")
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "serve.sh"
-CONTEXT = {"model": "fakes:tagged_model", "retriever": "fakes:make_retriever", "query_mode": "text"}
+CONTEXT = {"model": "fakes:tagged_model", "retriever": "fakes:make_retriever", "query_prompt": ""}
 
 
 def _serve(folder: str, *args: str, env: dict[str, str]) -> list[str]:
@@ -337,7 +337,7 @@ def test_every_worker_searches_the_bundled_corpus(served: Served) -> None:
 
     async def go() -> list[dict[str, Any]]:
         clients = [served.client(0), served.client(1)]
-        context = {**SLOW, "retriever": "minecraft", "k": 1, "query_mode": "text"}
+        context = {**SLOW, "retriever": "minecraft", "k": 1, "query_prompt": ""}
         threads = [await clients[n % 2].threads.create() for n in range(6)]
         runs = [
             await clients[n % 2].runs.create(

@@ -33,7 +33,7 @@ from rat_agent.served import own_collection
 pytestmark = pytest.mark.needs("postgresql", "redis")
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "serve.sh"
-CONTEXT = {"model": "fakes:tagged_model", "retriever": "qdrant", "query_mode": "text", "k": 2}
+CONTEXT = {"model": "fakes:tagged_model", "retriever": "qdrant", "query_prompt": "", "k": 2}
 DOCS = {
     "handbook.md": "The handbook: expenses are filed by the fifth of each month.",
     "alice.md": "Alice's plan: the launch of Q-700 moves to the fifth of May.",

@@ -60,7 +60,7 @@ def scripted(revise: Revise) -> ScriptedModel:
 def run(revise: Revise, speculate: int, **config: Any) -> tuple[dict[str, Any], ScriptedModel]:
     model = scripted(revise)
     graph = build_graph(llm=model, retriever=ListRetriever(documents=PAGES), **config)
-    context = {"output": "steps", "speculate": speculate}
+    context = {"answer_prompt": "", "speculate": speculate}
     result = graph.invoke({"question": QUESTION}, context=context)
     return result, model
 
@@ -114,7 +114,7 @@ def test_a_crash_mid_pipeline_resumes_without_losing_or_repeating_a_step(tmp_pat
         return model
 
     config: Any = {"configurable": {"thread_id": "t"}}
-    context = {"output": "steps", "speculate": 4}
+    context = {"answer_prompt": "", "speculate": 4}
     with sqlite3.connect(tmp_path / "runs.db", check_same_thread=False) as connection:
         saver = SqliteSaver(connection)
         first = crashing(changed)

@@ -81,13 +81,13 @@ def test_ask_verbose_prints_every_draft_query_and_change(
 def test_ask_json_matches_the_api(
     fake_world: ScriptedModel, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert rat("ask", "How?", "--retriever", "fake", "--json", "--query-mode", "text") == 0
+    assert rat("ask", "How?", "--retriever", "fake", "--json", "--query-prompt", "") == 0
     result = json.loads(capsys.readouterr().out)
     assert result["answer"] == CHECKED  # the checked paragraphs, with no call to rewrite them
     assert [s["query"] for s in result["steps"]] == ["get logs", "make planks", "craft a table"]
     assert set(result["steps"][0]) >= {"draft", "query", "sources", "revised"}
     assert result["stats"]["model_calls"] == 1 + 3  # the draft and 3 revisions
-    assert rat("ask", "How?", "--retriever", "fake", "--json", "--output", "steps") == 0
+    assert rat("ask", "How?", "--retriever", "fake", "--json", "--answer-prompt", "") == 0
     result = json.loads(capsys.readouterr().out)
     assert result["answer"].splitlines()[0] == "STEP 1: FIXED get logs"
 
@@ -183,13 +183,13 @@ def test_the_installed_command_reports_errors_without_traceback() -> None:
     assert "Traceback" not in proc.stderr
     # a bad flag is one line naming it and its choices, not the whole usage of `rat ask`
     proc = subprocess.run(
-        [sys.executable, "-m", "rat_agent.cli", "ask", "hi", "--query-mode", "sideways"],
+        [sys.executable, "-m", "rat_agent.cli", "ask", "hi", "--draft", "sideways"],
         capture_output=True,
         text=True,
         timeout=60,
     )
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
-    assert "--query-mode" in proc.stderr and "'llm', 'text'" in proc.stderr
+    assert "--draft" in proc.stderr and "'cot', 'sourced'" in proc.stderr
     assert "rat ask --help" in proc.stderr
     help_text = subprocess.run(
         [sys.executable, "-m", "rat_agent.cli", "--help"],
@@ -203,7 +203,7 @@ def test_the_installed_command_reports_errors_without_traceback() -> None:
 def test_time_travel_from_the_cli(
     fake_world: ScriptedModel, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    ask = ("ask", "How do I craft a table?", "--retriever", "fake", "--output", "steps")
+    ask = ("ask", "How do I craft a table?", "--retriever", "fake", "--answer-prompt", "")
     assert rat(*ask, "--thread", "tt") == 0
     capsys.readouterr()
     assert rat("show", "tt", "--history") == 0
@@ -280,7 +280,7 @@ def test_ask_shows_a_step_appended_for_the_goal(
         return f"FACT: 1a. forests\nSTEP: {current_step(messages)}\nNEEDS: none"
 
     install_fakes(monkeypatch, ScriptedModel(respond=respond, calls=[]))
-    args = ("ask", "How do I make planks?", "--retriever", "fake", "--query-mode", "text")
+    args = ("ask", "How do I make planks?", "--retriever", "fake", "--query-prompt", "")
     args = (*args, "--repair", "minecraft")
     quiet = Settings(min_support=0, stop_at_goal=False, reach_goal=True)
     monkeypatch.setattr(crafting.REPAIR, "settings", quiet)
@@ -396,7 +396,7 @@ def test_the_docs_import_path_retriever_runs_as_written(tmp_path: Path) -> None:
     argv = [str(rat_script), "ask", question.group(1), "--retriever", "my_kb:retriever"]
     tests = str(Path(__file__).parents[1])
     done = subprocess.run(
-        [*argv, "--model", "fakes:make_model", "--query-mode", "text"],
+        [*argv, "--model", "fakes:make_model", "--query-prompt", ""],
         cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": tests, "RAT_DATA_DIR": str(tmp_path / "data")},
         capture_output=True,

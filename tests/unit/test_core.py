@@ -73,7 +73,7 @@ def test_three_steps_are_seven_calls_and_three_retrievals_each_revision_causal()
     queries; each query and revision prompt holds the revised steps before it and no later
     draft step; each revised step is the model's reply."""
     model, retriever = scripted(), ListRetriever(documents=PAGES)
-    result = run(model, retriever, output="steps")
+    result = run(model, retriever, answer_prompt="")
     assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 3
     assert retriever.queries == ["QUERY1", "QUERY2", "QUERY3"]
     drafting = prompts.draft_messages(prompts.SYSTEM, prompts.DRAFT, QUESTION, 8)
@@ -111,7 +111,7 @@ def test_by_default_the_answer_is_written_from_the_revised_steps() -> None:
 
 def test_text_queries_cost_no_call() -> None:
     model, retriever = scripted(), ListRetriever(documents=PAGES)
-    run(model, retriever, output="steps", query_mode="text")
+    run(model, retriever, answer_prompt="", query_prompt="")
     assert [kind for kind, _ in model.calls] == ["draft"] + ["revise"] * 3
     assert retriever.queries == DRAFTS
 
@@ -131,7 +131,7 @@ def test_text_queries_cost_no_call() -> None:
 def test_the_models_revision_is_the_step(reply: str, status: str, revised: str) -> None:
     """No rule second-guesses a revision: only its labels are taken off."""
     model = scripted(lambda step, messages: reply if step == DRAFTS[0] else step)
-    result = run(model, output="steps")
+    result = run(model, answer_prompt="")
     assert result["steps"][0]["status"] == status
     assert result["steps"][0]["revised"] == revised
     assert result["steps"][0]["note"] == ""
@@ -140,7 +140,7 @@ def test_the_models_revision_is_the_step(reply: str, status: str, revised: str) 
 @pytest.mark.parametrize("reply", ["", "  \n ", "<think>only thinking</think>"])
 def test_an_empty_revision_keeps_the_draft_and_says_so(reply: str) -> None:
     model = scripted(lambda step, messages: reply)
-    result = run(model, output="steps")
+    result = run(model, answer_prompt="")
     assert [s["revised"] for s in result["steps"]] == DRAFTS
     assert {s["status"] for s in result["steps"]} == {"not_revised"}
     assert {s["note"] for s in result["steps"]} == {
@@ -150,14 +150,14 @@ def test_an_empty_revision_keeps_the_draft_and_says_so(reply: str) -> None:
 
 def test_a_step_with_no_documents_keeps_its_draft() -> None:
     model = scripted()
-    result = run(model, ListRetriever(documents=[]), output="steps")
+    result = run(model, ListRetriever(documents=[]), answer_prompt="")
     assert [kind for kind, _ in model.calls] == ["draft"] + ["query"] * 3
     assert {s["note"] for s in result["steps"]} == {"no documents retrieved; the draft was kept"}
 
 
 def test_a_sourced_draft_is_written_with_the_tasks_passages() -> None:
     model, retriever = scripted(), ListRetriever(documents=PAGES)
-    result = run(model, retriever, draft="sourced", output="steps")
+    result = run(model, retriever, draft="sourced", answer_prompt="")
     assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 3
     assert retriever.queries == [QUESTION, "QUERY1", "QUERY2", "QUERY3"]
     drafted = prompt_text(model.calls[0][1])
@@ -171,7 +171,7 @@ def test_a_sourced_answer_sees_the_drafts_passages_and_the_checked_steps() -> No
     passages first as in the draft's prompt; a chain-of-thought run's answer sees the steps
     only, as the paper's."""
     model, retriever = scripted(), ListRetriever(documents=PAGES)
-    result = run(model, retriever, draft="sourced", output="answer")
+    result = run(model, retriever, draft="sourced")
     assert [kind for kind, _ in model.calls][-1] == "answer"
     answered = prompt_text(model.calls[-1][1])
     assert "[1] QX guide (corpus:qx)" in answered
@@ -190,7 +190,7 @@ def test_a_sourced_answer_sees_the_drafts_passages_and_the_checked_steps() -> No
 
     assert "ALPHAWOOD: each part of QX" in cited(result)[0]
     plain = scripted()
-    run(plain, ListRetriever(documents=PAGES), draft="cot", output="answer")
+    run(plain, ListRetriever(documents=PAGES), draft="cot")
     assert "<documents>\n" not in prompt_text(plain.calls[-1][1])
 
 
@@ -212,7 +212,7 @@ def test_an_answer_draft_is_rags_answer_and_its_checked_paragraphs_the_response(
         return revise(messages)
 
     model, retriever = ScriptedModel(respond=respond, calls=[]), ListRetriever(documents=PAGES)
-    result = run(model, retriever, draft="rag", output="answer")
+    result = run(model, retriever, draft="rag")
     assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 3
     assert prompt_text(model.calls[0][1]) == prompt_text(
         prompts.rag_messages(prompts.SYSTEM, QUESTION, result["passages"])
@@ -258,7 +258,7 @@ def test_the_prompts_are_the_runs_to_set() -> None:
     model = scripted()
     run(
         model,
-        output="steps",
+        answer_prompt="",
         system_prompt="You are terse.",
         draft_prompt="Plan in {max_steps} steps or fewer.",
         query_prompt="QUERY PLEASE",
@@ -285,13 +285,13 @@ def test_a_crash_mid_loop_resumes_the_same_pattern(tmp_path: Any) -> None:
         first = scripted(failing)
         graph = build_graph(llm=first, retriever=ListRetriever(documents=PAGES), checkpointer=saver)
         with pytest.raises(UnusableReply):
-            graph.invoke({"question": QUESTION}, config, context={"output": "steps"})
+            graph.invoke({"question": QUESTION}, config, context={"answer_prompt": ""})
         assert [kind for kind, _ in first.calls] == ["draft", "query", "revise", "query", "revise"]
         second = scripted()
         graph = build_graph(
             llm=second, retriever=ListRetriever(documents=PAGES), checkpointer=saver
         )
-        result = graph.invoke(None, config, context={"output": "steps"})
+        result = graph.invoke(None, config, context={"answer_prompt": ""})
     assert [kind for kind, _ in second.calls] == ["revise", "query", "revise"]
     assert revised_text(DRAFTS[0]) in prompt_text(second.calls[0][1])
     assert DRAFTS[2] not in prompt_text(second.calls[0][1])
@@ -316,30 +316,38 @@ def test_a_retriever_that_declares_minecraft_gets_crafting_repair() -> None:
     model = scripted()
     run(model, ListRetriever(documents=wiki_docs(2), metadata=dict(MINECRAFT)), repair="off")
     assert [kind for kind, _ in model.calls] == ["draft"] + ["query", "revise"] * 3 + ["answer"]
+    # an answer prompt the run writes is used: the repaired plan's steps become notes
+    model = scripted()
+    wiki = ListRetriever(documents=wiki_docs(2), metadata=dict(MINECRAFT))
+    result = run(model, wiki, answer_prompt="Write the answer.")
+    assert next(kind for kind, _ in model.calls) == "draft"  # no goal: notes for an answer
+    assert [kind for kind, _ in model.calls][-1] == "answer"
+    assert result["answer"] == "The written answer."
 
 
 def test_auto_is_resolved_once_from_the_models_profile() -> None:
     """A model the user brings gets the paper's defaults; the choices are saved with the run."""
     nodes = RatNodes(retriever=ListRetriever(documents=PAGES))
     brought = nodes.resolve(Context(model="openai:gpt-4o-mini"))
-    assert (brought.draft, brought.query_mode, brought.output, brought.repair) == (
+    assert (brought.draft, brought.query_prompt, brought.answer_prompt, brought.repair) == (
         "cot",
-        "llm",
-        "answer",
+        prompts.QUERY,
+        prompts.ANSWER,
         "off",
     )
-    chosen = nodes.resolve(Context(model="openai:gpt-4o-mini", draft="sourced", output="steps"))
-    assert (chosen.draft, chosen.output) == ("sourced", "steps")
+    chosen = nodes.resolve(Context(model="openai:gpt-4o-mini", draft="sourced", answer_prompt=""))
+    assert (chosen.draft, chosen.answer_prompt) == ("sourced", "")
     # the bundled model's profile drafts answers as rag answers; a plan, as the paper does;
     # a value the run sets wins
     assert nodes.resolve(Context(model="local")).draft == "rag"
-    # ...and queries with each paragraph's own text; a chain of thought, a plan: the model
-    assert nodes.resolve(Context(model="local")).query_mode == "text"
-    assert nodes.resolve(Context(model="local", query_mode="llm")).query_mode == "llm"
-    assert nodes.resolve(Context(model="local", draft="cot")).query_mode == "llm"
-    assert nodes.resolve(Context(model="local", output="steps")).query_mode == "llm"
+    # ...and queries with each paragraph's own text (an empty query prompt); a chain of
+    # thought, a plan, a query prompt the run writes: the model
+    assert nodes.resolve(Context(model="local")).query_prompt == ""
+    assert nodes.resolve(Context(model="local", query_prompt="Q?")).query_prompt == "Q?"
+    assert nodes.resolve(Context(model="local", draft="cot")).query_prompt == prompts.QUERY
+    assert nodes.resolve(Context(model="local", answer_prompt="")).query_prompt == prompts.QUERY
     assert nodes.resolve(Context(model="local", draft="cot")).draft == "cot"
-    assert nodes.resolve(Context(model="local", output="steps")).draft == "cot"
+    assert nodes.resolve(Context(model="local", answer_prompt="")).draft == "cot"
     assert nodes.resolve(Context(model="local", method="cot")).draft == "cot"  # the baseline
     assert nodes.resolve(Context(model="local", method="cot", draft="rag")).draft == "rag"
     # a source that declares its tasks' draft (code documentation: direct's answer)
@@ -349,13 +357,13 @@ def test_auto_is_resolved_once_from_the_models_profile() -> None:
     assert code.resolve(Context(model="local", draft="sourced")).draft == "sourced"
     facts = RatNodes(retriever=ListRetriever(documents=PAGES, metadata={DRAFT_KEY: "sourced"}))
     assert facts.resolve(Context(model="openai:gpt-4o-mini")).draft == "sourced"
-    assert facts.resolve(Context(model="local", output="steps")).draft == "cot"
+    assert facts.resolve(Context(model="local", answer_prompt="")).draft == "cot"
     wiki = RatNodes(retriever=ListRetriever(documents=wiki_docs(2), metadata=dict(MINECRAFT)))
     plan = wiki.resolve(Context(model="local"))
-    assert (plan.draft, plan.output, plan.repair) == ("cot", "steps", "minecraft")
+    assert (plan.draft, plan.answer_prompt, plan.repair) == ("cot", "", "minecraft")
     model = scripted()
     graph = build_graph(llm=model, retriever=ListRetriever(documents=PAGES))
-    state = graph.invoke({"question": QUESTION}, context={"output": "steps"})
+    state = graph.invoke({"question": QUESTION}, context={"answer_prompt": ""})
     assert "settings" not in state  # not in the output; saved in the checkpoint (test_resume)
 
 
@@ -401,14 +409,14 @@ def test_a_grounded_profile_keeps_a_revision_only_where_its_documents_give_what_
     }
     model = scripted(lambda step, messages: replies[step])
     with patch("rat_agent.agent.nodes.RatNodes.grounded", return_value=True):
-        steps = run(model, output="steps")["steps"]
+        steps = run(model, answer_prompt="")["steps"]
     assert [s["revised"] for s in steps] == [replies[DRAFTS[0]], DRAFTS[1], DRAFTS[2]]
     assert [s["status"] for s in steps] == ["revised", "unchanged", "unchanged"]
     assert steps[1]["note"] == (
         "the revision added words the closest document lacks (beta, saw); the draft was kept"
     )
     assert (
-        run(scripted(lambda step, messages: replies[step]), output="steps")["steps"][1]["revised"]
+        run(scripted(lambda step, messages: replies[step]), answer_prompt="")["steps"][1]["revised"]
         == replies[DRAFTS[1]]
     )  # the paper's loop, any model without the entry: the reply stands
 
@@ -420,14 +428,14 @@ def test_a_step_no_passage_bears_on_keeps_its_draft_without_a_call() -> None:
 
     model = scripted()
     with patch("rat_agent.agent.nodes.RatNodes.bearing_floor", return_value=0.99):
-        steps = run(model, output="steps")["steps"]
+        steps = run(model, answer_prompt="")["steps"]
     assert [kind for kind, _ in model.calls] == ["draft"] + ["query"] * 3
     assert [s["revised"] for s in steps] == DRAFTS
     assert all(s["note"].startswith("no passage bears on it (best match 0.") for s in steps)
     assert [s["sources"][0]["title"] for s in steps] == ["QX guide"] * 3  # still cited
     kept = scripted()
     with patch("rat_agent.agent.nodes.RatNodes.bearing_floor", return_value=0.01):
-        assert run(kept, output="steps")["steps"][0]["revised"] == revised_text(DRAFTS[0])
+        assert run(kept, answer_prompt="")["steps"][0]["revised"] == revised_text(DRAFTS[0])
 
 
 @pytest.mark.parametrize(
@@ -498,13 +506,13 @@ def test_a_served_users_run_shows_a_foreign_error_as_one_line_with_an_id(
     monkeypatch.setattr(prompts, "revise_messages", broken)
     graph = build_graph(llm=scripted(), retriever=ListRetriever(documents=PAGES))
     with pytest.raises(KeyError):
-        graph.invoke({"question": QUESTION}, context={"output": "steps"})
+        graph.invoke({"question": QUESTION}, context={"answer_prompt": ""})
     alice = {"identity": "alice", "is_authenticated": True}
     with pytest.raises(InternalError) as caught:
         graph.invoke(
             {"question": QUESTION},
             {"configurable": {"langgraph_auth_user": alice}},
-            context={"output": "steps"},
+            context={"answer_prompt": ""},
         )
     message = str(caught.value)
     ref = message.split("(error ")[1].split(")")[0]

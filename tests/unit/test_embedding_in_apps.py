@@ -23,7 +23,7 @@ from rat_agent.timetravel import checkpoints, fork
 
 DRAFT = "STEP 1: get logs\nSTEP 2: make planks\nSTEP 3: craft a table"
 QUESTION = {"question": "How do I make a crafting table?"}
-CONTEXT = {"k": 2, "output": "steps"}  # a plan: its revised steps are the answer
+CONTEXT = {"k": 2, "answer_prompt": ""}  # a plan: its revised steps are the answer
 FIXED = ["FIXED get logs", "FIXED make planks", "FIXED craft a table"]
 
 
@@ -100,9 +100,7 @@ def test_the_answer_alone_streams_by_its_tag() -> None:
     only keeps the chunks tagged rat:answer."""
     answer = [
         message.content
-        for message, meta in graph().stream(
-            QUESTION, context={"k": 2, "output": "answer"}, stream_mode="messages"
-        )
+        for message, meta in graph().stream(QUESTION, context={"k": 2}, stream_mode="messages")
         if "rat:answer" in meta.get("tags", [])
     ]
     assert "".join(answer) == "final answer"

@@ -211,7 +211,7 @@ def test_rescoring_reads_the_stored_answers_with_the_checker_as_it_is_now() -> N
 
     model = planner()
     graph = build_graph(llm=model, retriever=PAGES())
-    context = {"model": "fake", "max_steps": 32, "output": "steps"}  # as run_minecraft's
+    context = {"model": "fake", "max_steps": 32, "answer_prompt": ""}  # as run_minecraft's
     first = run_minecraft(["cot"], context=context, tasks=TASKS, graph=graph)
     assert [r.score for r in first] == [1.0] * 3
     calls = len(model.calls)
@@ -361,10 +361,10 @@ def test_vary_repeated_changes_one_field_at_a_time_from_a_shared_base_arm() -> N
     first value, and every other arm differs from it in one field only."""
     from rat_agent.cli.eval import _variants
 
-    assert _variants(["k=3,5,8", "query_mode=llm,text", "draft=cot,goal"]) == {
-        "k=3 query_mode=llm draft=cot": {"k": 3, "query_mode": "llm", "draft": "cot"},
-        "k=5": {"k": 5, "query_mode": "llm", "draft": "cot"},
-        "k=8": {"k": 8, "query_mode": "llm", "draft": "cot"},
-        "query_mode=text": {"k": 3, "query_mode": "text", "draft": "cot"},
-        "draft=goal": {"k": 3, "query_mode": "llm", "draft": "goal"},
+    assert _variants(["k=3,5,8", "speculate=0,4", "draft=cot,goal"]) == {
+        "k=3 speculate=0 draft=cot": {"k": 3, "speculate": 0, "draft": "cot"},
+        "k=5": {"k": 5, "speculate": 0, "draft": "cot"},
+        "k=8": {"k": 8, "speculate": 0, "draft": "cot"},
+        "speculate=4": {"k": 3, "speculate": 4, "draft": "cot"},
+        "draft=goal": {"k": 3, "speculate": 0, "draft": "goal"},
     }

@@ -89,7 +89,7 @@ def test_both_arms_run_in_order_and_only_the_memory_arm_learns(tmp_path: Path) -
     model = scripted()
     graph = build_graph(llm=model, retriever=pages())
     points = evolution.run_sequence(
-        tasks, context={"k": 1, "max_steps": 2, "output": "steps"}, graph=graph
+        tasks, context={"k": 1, "max_steps": 2, "answer_prompt": ""}, graph=graph
     )
     assert [(p.arm, p.position) for p in points] == [
         ("no memory", 1),
@@ -112,7 +112,7 @@ def test_both_arms_run_in_order_and_only_the_memory_arm_learns(tmp_path: Path) -
     # resumed: nothing is run again
     again = evolution.run_sequence(
         tasks,
-        context={"k": 1, "max_steps": 2, "output": "steps"},
+        context={"k": 1, "max_steps": 2, "answer_prompt": ""},
         graph=build_graph(llm=ScriptedModel(respond=_no_calls), retriever=pages()),
     )
     assert again == points

@@ -31,7 +31,7 @@ FAST_RETRY = RetryPolicy(max_attempts=3, initial_interval=0.01, retry_on=Retriev
 
 def run(model: ScriptedModel, retriever: ListRetriever | None = None, **context: object) -> dict:
     """The loop, its revised steps the answer (a written answer is test_core's)."""
-    context = {"output": "steps", **context}
+    context = {"answer_prompt": "", **context}
     graph = build_graph(
         llm=model,
         retriever=retriever or ListRetriever(documents=wiki_docs()),
@@ -50,7 +50,7 @@ def test_call_count_llm_queries_is_1_plus_2n() -> None:
 def test_call_count_text_queries_is_1_plus_n_and_query_is_the_step() -> None:
     model = plan_model(DRAFT)
     retriever = ListRetriever(documents=wiki_docs())
-    result = run(model, retriever, query_mode="text")
+    result = run(model, retriever, query_prompt="")
     assert [kind for kind, _ in model.calls] == ["draft"] + ["revise"] * 4
     assert retriever.queries == STEPS
     assert [s["query"] for s in result["steps"]] == STEPS
@@ -123,9 +123,9 @@ def test_max_steps_merges_the_tail_without_losing_it() -> None:
     assert len(model.calls) == 1 + 2 * 2
 
 
-def test_output_answer_adds_a_final_call() -> None:
+def test_the_answer_prompt_adds_a_final_call() -> None:
     model = plan_model(DRAFT)
-    result = run(model, output="answer")
+    result = run(model, answer_prompt=prompts.ANSWER)
     assert [kind for kind, _ in model.calls][-1] == "answer"
     assert result["answer"] == "final answer"
     assert "FIXED make sticks" in prompt_text(model.calls[-1][1])
@@ -139,7 +139,7 @@ def test_useless_revision_keeps_the_draft_and_goes_on() -> None:
             return "<think>hmm</think>\n```\n```"
         return revision(messages, f"ok {current_step(messages)}")
 
-    result = run(ScriptedModel(respond=respond, calls=[]), query_mode="text")
+    result = run(ScriptedModel(respond=respond, calls=[]), query_prompt="")
     statuses = [s["status"] for s in result["steps"]]
     assert statuses == ["revised", "not_revised", "revised", "revised"]
     assert result["steps"][1]["revised"] == "craft planks"
@@ -149,7 +149,7 @@ def test_useless_revision_keeps_the_draft_and_goes_on() -> None:
 def test_failing_retrieval_keeps_the_step_unrevised() -> None:
     model = plan_model(DRAFT)
     retriever = ListRetriever(documents=wiki_docs(), fail=lambda q: "planks" in q)
-    result = run(model, retriever, query_mode="text")
+    result = run(model, retriever, query_prompt="")
     step = result["steps"][1]
     assert step["status"] == "not_revised" and step["revised"] == "craft planks"
     assert "retrieval failed" in step["note"]
@@ -163,7 +163,7 @@ def test_a_transient_retrieval_failure_is_retried() -> None:
     retriever = ListRetriever(
         documents=wiki_docs(), fail=lambda q: "planks" in q and next(failures, False)
     )
-    result = run(plan_model(DRAFT), retriever, query_mode="text")
+    result = run(plan_model(DRAFT), retriever, query_prompt="")
     assert [s["status"] for s in result["steps"]] == ["revised"] * 4
     assert retriever.queries.count("craft planks") == 3
 
@@ -174,7 +174,7 @@ def test_a_bad_retriever_setting_fails_the_run_not_the_step() -> None:
             raise ConfigError("collection 'x' is missing")
 
     with pytest.raises(ConfigError, match="collection 'x'"):
-        run(plan_model(DRAFT), Misconfigured(documents=[]), query_mode="text")
+        run(plan_model(DRAFT), Misconfigured(documents=[]), query_prompt="")
 
 
 def test_empty_draft_is_a_typed_error_asked_once() -> None:
@@ -282,11 +282,29 @@ def test_memory_names_its_collection_and_a_switch_names_the_usual_one(
     assert parser.parse_args(["ask", "q"]).memory is None
 
 
+def test_an_empty_prompt_skips_its_call_as_an_older_releases_modes_did() -> None:
+    """output "steps" and query_mode "text" were the empty prompts; a client and a
+    checkpoint of that release still say so, and a value it never took is refused."""
+    from rat_agent import Context
+
+    model = plan_model(DRAFT)
+    run(model, query_prompt="")  # each step's own text is its query: no query call
+    assert [kind for kind, _ in model.calls] == ["draft"] + ["revise"] * 4
+    older = Context(output="steps", query_mode="text")
+    assert (older.answer_prompt, older.query_prompt) == ("", "")
+    kept = Context(output="answer", query_mode="llm")
+    assert (kept.answer_prompt, kept.query_prompt) == (prompts.ANSWER, prompts.QUERY)
+    saved = {"output": "steps", "query_mode": "llm", "answer_prompt": prompts.ANSWER, "k": 2}
+    assert Context.restore(saved).answer_prompt == "" and Context.restore(saved).k == 2
+    with pytest.raises(ConfigError, match="output must be one of auto, answer, steps"):
+        Context(output="sideways")
+
+
 def test_the_custom_stream_tells_the_whole_run() -> None:
     """The events a UI (and the CLI) renders: the draft, then per step its query, its
     sources and the checked step."""
     graph = build_graph(llm=plan_model(DRAFT), retriever=ListRetriever(documents=wiki_docs(2)))
-    context = {"k": 2, "output": "steps"}
+    context = {"k": 2, "answer_prompt": ""}
     stream = list(graph.stream({"question": "q?"}, stream_mode="custom", context=context))
     assert [e["event"] for e in stream] == ["draft", *["query", "sources", "step"] * 4]
     draft = dict(stream[0])
@@ -319,9 +337,7 @@ def test_studio_forms_come_from_the_schemas() -> None:
     context = graph.get_context_jsonschema()["properties"]
     assert set(context) == {f.name for f in fields(Context)}
     assert all(prop.get("description") for prop in context.values())
-    assert context["query_mode"]["enum"] == ["auto", "llm", "text"]
     assert context["draft"]["enum"] == ["auto", "cot", "sourced", "direct", "rag"]
-    assert context["output"]["enum"] == ["auto", "steps", "answer"]
     assert context["revise_prompt"]["default"] == prompts.REVISE  # Studio can edit the prompts
     # the options a user sets, then the prompts: nothing else
     assert [name for name in context if not name.endswith("_prompt")] == [
@@ -332,8 +348,6 @@ def test_studio_forms_come_from_the_schemas() -> None:
         "k",
         "max_steps",
         "draft",
-        "output",
-        "query_mode",
         "temperature",
         "max_tokens",
         "speculate",

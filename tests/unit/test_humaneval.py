@@ -58,7 +58,7 @@ def test_rat_drafts_steps_for_a_problem_and_writes_the_code_from_them() -> None:
 
     model = ScriptedModel(respond=respond)
     retriever = ListRetriever(documents=wiki_docs(1))
-    context = {"retriever": "qdrant", "query_mode": "text"}  # cli/eval.DEFAULTS["humaneval"]
+    context = {"retriever": "qdrant", "query_prompt": ""}  # cli/eval.DEFAULTS["humaneval"]
     result = build_graph(llm=model, retriever=retriever).invoke(
         {"question": question}, context=context
     )
@@ -149,7 +149,7 @@ def test_the_runner_scores_pass_at_1_and_pass_at_k_per_method() -> None:
         ["direct", "cot"],
         score=humaneval.scorer(problems),
         graph=graph,
-        context={"model": "fake", "output": "answer", "temperature": 0.8},
+        context={"model": "fake", "temperature": 0.8},
     )
     assert len(results) == 2 * 2 * 2
     assert {r.sample for r in results} == {0, 1}

@@ -236,8 +236,8 @@ def test_the_cli_ingests_lists_asks_and_deletes(
                 "kb",
                 "--k",
                 "1",
-                "--query-mode",
-                "text",
+                "--query-prompt",
+                "",
             ]
         )
         == 0

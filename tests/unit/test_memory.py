@@ -74,7 +74,7 @@ def run(
     """A run with memory on; what becomes thoughts and the novelty they need are the memory's
     constants (remember.py), set here for one run."""
     graph = build_graph(llm=llm, retriever=ListRetriever(documents=documents()))
-    settings = {"memory": "thoughts", "query_mode": "llm", "output": "steps", **context}
+    settings = {"memory": "thoughts", "answer_prompt": "", **context}
     with (
         patch.object(remember, "MEMORY_FROM", memory_from),
         patch.object(remember, "NOVELTY", novelty),
@@ -300,7 +300,7 @@ def test_rat_show_reports_what_the_run_taught_the_memory(
         graph.invoke(
             {"question": "How do I make an iron pickaxe?"},
             config={"configurable": {"thread_id": "taught"}},
-            context={"memory": "thoughts", "output": "steps"},  # thoughts from steps and answer
+            context={"memory": "thoughts", "answer_prompt": ""},  # thoughts from steps and answer
         )
     assert cli.main(["show", "taught"]) == 0
     shown = capsys.readouterr().out
@@ -327,7 +327,7 @@ def test_on_a_server_with_keys_each_user_recalls_only_their_own_thoughts() -> No
         return graph.invoke(
             {"question": "How do I make an iron pickaxe?"},
             config={"configurable": {"thread_id": thread, "langgraph_auth_user": who}},
-            context={"memory": "thoughts", "output": "steps"},
+            context={"memory": "thoughts", "answer_prompt": ""},
         )
 
     def kinds(result: dict) -> list[str]:

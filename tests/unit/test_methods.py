@@ -34,7 +34,7 @@ def run(method: str, **context: Any) -> tuple[dict[str, Any], ScriptedModel, Lis
     """A method's run on a plan, its steps the answer (a written answer: the tests below)."""
     fake, retriever = model(), ListRetriever(documents=wiki_docs(3))
     result = build_graph(llm=fake, retriever=retriever).invoke(
-        {"question": QUESTION}, context={"method": method, "k": 2, "output": "steps", **context}
+        {"question": QUESTION}, context={"method": method, "k": 2, "answer_prompt": "", **context}
     )
     return result, fake, retriever
 
@@ -87,7 +87,7 @@ def test_output_answer_ends_every_method_with_a_written_response() -> None:
         fake, retriever = model(), ListRetriever(documents=wiki_docs(3))
         fake.respond = answering(fake.respond)
         result = build_graph(llm=fake, retriever=retriever).invoke(
-            {"question": QUESTION}, context={"method": method, "k": 2, "output": "answer"}
+            {"question": QUESTION}, context={"method": method, "k": 2}
         )
         assert kinds(fake) == calls, method
         if method == "direct":
@@ -116,7 +116,7 @@ def test_code_in_the_steps_reaches_the_written_answer_as_written() -> None:
         )
     )
     build_graph(llm=fake, retriever=ListRetriever(documents=wiki_docs(3))).invoke(
-        {"question": QUESTION}, context={"method": "cot", "output": "answer"}
+        {"question": QUESTION}, context={"method": "cot"}
     )
     assert f"STEP 1: Sum the list.\n{code}\nSTEP 2:" in prompt_text(fake.calls[-1][1])
 
@@ -140,7 +140,7 @@ def test_baselines_retry_a_failing_source_as_rat_does() -> None:
             documents=wiki_docs(3), fail=lambda q, failures=failures: next(failures, False)
         )
         graph = build_graph(llm=model(), retriever=retriever, retrieval_retry=fast)
-        steps = {"method": method, "k": 2, "output": "steps"}
+        steps = {"method": method, "k": 2, "answer_prompt": ""}
         result = graph.invoke({"question": QUESTION}, context=steps)
         assert len(retriever.queries) == 3 and len(set(retriever.queries)) == 1
         assert all(len(s["sources"]) == 2 for s in result["steps"])

@@ -129,7 +129,7 @@ def test_an_inserted_step_is_checked_causally() -> None:
     own revision (Settings.reuse, the default), or asked again (off)."""
     for reuse in (True, False):
         model = grounded_model("STEP 1: Craft a chest.")
-        result, _ = run(model, query_mode="llm", reuse=reuse)
+        result, _ = run(model, reuse=reuse)
         checked = [
             (kind, current_step(m), prompt_text(m))
             for kind, m in model.calls
@@ -268,7 +268,7 @@ def test_a_plan_ends_at_the_step_that_says_to_make_the_goal() -> None:
             return "Wooden chest"  # not named in a row by any step: nothing is dropped
         return f"STEP: {current_step(messages)}\nNEEDS: none"
 
-    result, _ = run(ScriptedModel(respond=respond, calls=[]), query_mode="text", stop_at_goal=True)
+    result, _ = run(ScriptedModel(respond=respond, calls=[]), query_prompt="", stop_at_goal=True)
     assert [s["status"] for s in result["steps"]] == ["unchanged"] * 4
 
     def named(kind: str, messages: list[BaseMessage]) -> str:
@@ -276,14 +276,14 @@ def test_a_plan_ends_at_the_step_that_says_to_make_the_goal() -> None:
 
     # "in a chest" names the chest as a place, not as what the step makes
     model = ScriptedModel(respond=named, calls=[])
-    result, _ = run(model, query_mode="text", stop_at_goal=True)
+    result, _ = run(model, query_prompt="", stop_at_goal=True)
     assert [s["status"] for s in result["steps"]] == ["unchanged"] * 3 + ["dropped"]
 
     def wrapped(kind: str, messages: list[BaseMessage]) -> str:  # as the 1.5B model says it
         return "Obtain a chest in survival mode." if kind == "goal" else respond(kind, messages)
 
     model = ScriptedModel(respond=wrapped, calls=[])
-    result, _ = run(model, query_mode="text", stop_at_goal=True)
+    result, _ = run(model, query_prompt="", stop_at_goal=True)
     assert result["goal"] == "a chest"
     assert [s["status"] for s in result["steps"]] == ["unchanged"] * 3 + ["dropped"]
     assert result["steps"][3]["note"] == "the task is done at draft step 3, which names 'a chest'"
@@ -313,7 +313,7 @@ def test_a_plan_ends_at_the_revised_step_that_makes_the_goal() -> None:
         return f"STEP: {revised.get(step, step)}\nNEEDS: none"
 
     model = ScriptedModel(respond=respond, calls=[])
-    result, _ = run(model, query_mode="text", stop_at_goal=True)
+    result, _ = run(model, query_prompt="", stop_at_goal=True)
     assert [s["status"] for s in result["steps"]] == ["revised"] * 2 + ["dropped"] * 2
     assert result["steps"][3]["note"] == "the task is done at step 2, which makes 'Chest'"
     assert result["answer"] == (
@@ -322,7 +322,7 @@ def test_a_plan_ends_at_the_revised_step_that_makes_the_goal() -> None:
     assert [kind for kind, _ in model.calls] == ["draft", "goal", "revise", "revise"]
 
     # switched off, every step is checked
-    result, _ = run(ScriptedModel(respond=respond, calls=[]), query_mode="text")
+    result, _ = run(ScriptedModel(respond=respond, calls=[]), query_prompt="")
     assert [s["status"] for s in result["steps"]] == ["revised"] * 2 + ["unchanged"] * 2
 
 
@@ -426,7 +426,7 @@ def test_a_pending_sibling_is_no_loop() -> None:
                 return f"FACT: 1a. {revised}\nSTEP: {revised}\nNEEDS: {', '.join(needs)}"
         return f"FACT: 1a. {step}\nSTEP: {step}\nNEEDS: none"
 
-    result, _ = run(ScriptedModel(respond=respond, calls=[]), query_mode="text")
+    result, _ = run(ScriptedModel(respond=respond, calls=[]), query_prompt="")
     assert [s["draft"] for s in result["steps"]] == [
         "Get 2 sticks.",
         "Get a pickaxe.",
@@ -482,7 +482,7 @@ def test_a_prerequisite_an_earlier_step_has_made_since_is_dropped_unchecked() ->
         raise AssertionError(step)
 
     model = ScriptedModel(respond=respond, calls=[])
-    result, _ = run(model, query_mode="text")
+    result, _ = run(model, query_prompt="")
     assert [(s["draft"], s["status"]) for s in result["steps"]] == [
         ("Get a forge.", "inserted"),
         ("Get a hammer.", "inserted"),
@@ -577,11 +577,11 @@ def goal_model(goal_revision: str = "") -> ScriptedModel:
 def test_a_plan_that_ends_short_of_the_goal_gets_a_step_for_it() -> None:
     """reach_goal: after the last draft step, "Get a chest." is appended and repaired like
     an inserted step, so the chest's own prerequisites are inserted before it."""
-    result, _ = run(goal_model(), query_mode="text")
+    result, _ = run(goal_model(), query_prompt="")
     assert [s["revised"] for s in result["steps"]] == ["Find a forest."]  # off: as drafted
 
     model = goal_model()
-    result, events = run(model, query_mode="text", reach_goal=True)
+    result, events = run(model, query_prompt="", reach_goal=True)
     assert result["goal"] == "a chest"
     steps = result["steps"]
     assert [s["revised"] for s in steps] == [
@@ -611,11 +611,11 @@ def test_a_plan_that_ends_short_of_the_goal_gets_a_step_for_it() -> None:
 
 def test_the_goal_step_is_appended_once_and_never_past_the_budget() -> None:
     model = goal_model(goal_revision="Admire the chest.")  # makes nothing, needs nothing
-    result, events = run(model, query_mode="text", reach_goal=True)
+    result, events = run(model, query_prompt="", reach_goal=True)
     assert [s["revised"] for s in result["steps"]] == ["Find a forest.", "Admire the chest."]
     assert len([e for e in events if e["event"] == "insert"]) == 1
 
-    result, events = run(goal_model(), query_mode="text", reach_goal=True, repair_steps=0)
+    result, events = run(goal_model(), query_prompt="", reach_goal=True, repair_steps=0)
     assert [s["revised"] for s in result["steps"]] == ["Find a forest."]
     assert not [e for e in events if e["event"] == "insert"]
 
@@ -641,7 +641,7 @@ def test_time_travel_to_the_step_appended_for_the_goal() -> None:
         checkpointer=InMemorySaver(), llm=model, retriever=ListRetriever(documents=wiki_docs(2))
     )
     config: Any = {"configurable": {"thread_id": "t"}}
-    context = {**REPAIR, "query_mode": "text"}
+    context = {**REPAIR, "query_prompt": ""}
     with repairing(reach_goal=True):
         first = graph.invoke({"question": QUESTION}, config, context=context)
         assert len(first["steps"]) == 7
@@ -666,7 +666,7 @@ def test_the_goal_step_is_not_taken_as_made_by_a_thing_whose_name_contains_the_g
             return f"FACT: 1a. {ender}\nSTEP: {ender}\nNEEDS: none"
         return base.respond(kind, messages)
 
-    result, _ = run(ScriptedModel(respond=respond, calls=[]), query_mode="text", reach_goal=True)
+    result, _ = run(ScriptedModel(respond=respond, calls=[]), query_prompt="", reach_goal=True)
     assert result["steps"][0]["revised"] == "Craft 1 ender chest."
     assert result["steps"][-1]["revised"] == "Craft 1 chest from 8 planks at a crafting table."
     assert result["steps"][-1]["status"] == "inserted"
@@ -732,7 +732,7 @@ def test_a_draft_step_resting_on_a_tool_its_sources_never_name_is_dropped() -> N
             )
         return grounded_model("").respond(kind, messages)
 
-    result, events = run(ScriptedModel(respond=respond, calls=[]), query_mode="text")
+    result, events = run(ScriptedModel(respond=respond, calls=[]), query_prompt="")
     first = result["steps"][0]
     assert first["status"] == "dropped" and first["revised"] == ""
     assert first["note"] == (

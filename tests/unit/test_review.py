@@ -124,7 +124,7 @@ def test_the_cli_json_reports_the_pause_and_a_bare_resume_accepts(
         cli.main(
             [
                 *("ask", "table?", "--retriever", "fake", "--review-draft", "--thread", "r2"),
-                *("--json", "--output", "steps"),
+                *("--json", "--answer-prompt", ""),
             ]
         )
         == 0
@@ -142,7 +142,7 @@ def test_the_cli_reports_a_bad_steps_file_and_stays_paused(
         cli.main(
             [
                 *("ask", "table?", "--retriever", "fake", "--review-draft", "--thread", "r3"),
-                *("--output", "steps"),
+                *("--answer-prompt", ""),
             ]
         )
         == 0

@@ -376,7 +376,7 @@ def test_a_revoked_users_runs_stop_where_they_start(
     KeyFile().add("alice")
     llm = plan_model("STEP 1: one")
     graph = build_graph(llm=llm, retriever=_ListOfOne())
-    context = {"output": "steps", "query_mode": "text"}
+    context = {"answer_prompt": "", "query_prompt": ""}
     with as_served("alice"):
         assert graph.invoke({"question": "How?"}, context=context)["steps"]
         calls = len(llm.calls)

@@ -350,7 +350,7 @@ def test_instructions_in_a_page_stay_inside_the_documents_block(
     graph = build_graph(llm=model, retriever=make(fetch_pages=True, k=1))
     result_ = graph.invoke(
         {"question": "How do I make a crafting table?"},
-        context={"k": 1, "query_mode": "text"},
+        context={"k": 1, "query_prompt": ""},
     )
     assert [s["status"] for s in result_["steps"]] == ["revised"] * 3
     revise_prompts = [prompt_text(m) for kind, m in model.calls if kind == "revise"]
@@ -371,7 +371,7 @@ def test_a_failing_search_keeps_the_step_and_the_run_goes_on(web: HTTPServer) ->
     graph = build_graph(llm=model, retriever=make(attempts=2))
     final = graph.invoke(
         {"question": "How do I make a crafting table?"},
-        context={"query_mode": "text", "output": "steps"},
+        context={"query_prompt": "", "answer_prompt": ""},
     )
     steps = final["steps"]
     assert [s["status"] for s in steps] == ["revised", "not_revised", "revised"]

@@ -22,16 +22,9 @@ if TYPE_CHECKING:
 
 Method = Literal["rat", "rag", "cot", "direct", "react"]
 Draft = Literal["auto", "cot", "sourced", "direct", "rag"]
-Output = Literal["auto", "steps", "answer"]
-QueryMode = Literal["auto", "llm", "text"]
 # The choices a run resolves once, when it starts (RatNodes.resolve): "auto" is the model's
 # profile (providers/profiles.py) or the paper's default.
-CHOICES: dict[str, Any] = {
-    "method": Method,
-    "draft": Draft,
-    "output": Output,
-    "query_mode": QueryMode,
-}
+CHOICES: dict[str, Any] = {"method": Method, "draft": Draft}
 
 ENV_PREFIX = "RAT_"
 THOUGHTS = "thoughts"  # the thought memory's collection where a run only turns memory on
@@ -120,23 +113,6 @@ class Context:
             "model's: 'rag'), else 'cot'."
         },
     )
-    output: Output = field(
-        default="auto",
-        metadata={
-            "description": "'steps': the revised steps are the answer (a plan); 'answer': one "
-            "more call writes the response from the revised steps (prose, code); 'auto': "
-            "steps where plan repair is on, the answer otherwise."
-        },
-    )
-    query_mode: QueryMode = field(
-        default="auto",
-        metadata={
-            "description": "'llm': the model writes each step's search query from the task, "
-            "the revised steps and the step; 'text': the step's own text is the query (no "
-            "model call); 'auto': where the draft is an answer ('direct', 'rag'), the model's "
-            "profile's (the bundled model's: 'text'), else 'llm'."
-        },
-    )
     temperature: float = field(
         default=0.0,
         metadata={"description": "Sampling temperature of every model call (0-2)."},
@@ -191,10 +167,14 @@ class Context:
         "The instruction that drafts the chain of thought, after the task; {max_steps} is "
         "replaced by max_steps.",
     )
+    # An empty prompt skips its call; the shipped one leaves that choice to the run, so a
+    # client sending every default back (as Studio may) changes nothing.
     query_prompt: str = _prompt(
         prompts.QUERY,
         "The instruction that writes a step's search query, after the task, the revised "
-        "steps and the current step.",
+        "steps and the current step. Empty: the step's own text is its query, with no call. "
+        "As shipped: the model's profile may query an answer draft's paragraphs by their "
+        "text (the bundled model's does).",
     )
     revise_prompt: str = _prompt(
         prompts.REVISE,
@@ -203,7 +183,9 @@ class Context:
     )
     answer_prompt: str = _prompt(
         prompts.ANSWER,
-        "The instruction that writes the answer from the revised steps (output 'answer').",
+        "The instruction that writes the response from the revised steps. Empty: the revised "
+        "steps are the response (a plan), with no call. As shipped: a run with plan repair "
+        "answers with its steps.",
     )
 
     def retrieves(self) -> bool:
@@ -271,9 +253,7 @@ class Context:
         """The context a run saved when it started (`State.settings`), its choices resolved;
         fields it does not know are left out (a checkpoint of an older release)."""
         known = {f.name for f in fields(cls)}
-        if saved.get("memory") is True:  # an older release's memory on, in memory_collection
-            saved = {**saved, "memory": saved.get("memory_collection", THOUGHTS)}
-        return cls(**{name: value for name, value in saved.items() if name in known})
+        return cls(**{name: value for name, value in _older(saved).items() if name in known})
 
 
 def context_of(runtime: Runtime[Context] | None) -> Context:
@@ -304,6 +284,28 @@ def _memory(value: Any) -> Any:
     return value
 
 
+# An older release's settings, as its clients and checkpoints send them: an empty prompt now
+# says what output "steps" and query_mode "text" said (the prompt a value empties, or "").
+OLDER = {
+    "output": {"auto": "", "answer": "", "steps": "answer_prompt"},
+    "query_mode": {"auto": "", "llm": "", "text": "query_prompt"},
+}
+
+
+def _older(values: dict[str, Any]) -> dict[str, Any]:
+    values = dict(values)
+    if values.get("memory") is True:  # memory on, in memory_collection
+        values["memory"] = values.pop("memory_collection", THOUGHTS)
+    for name, empties in OLDER.items():
+        if name not in values:
+            continue
+        if (value := values.pop(name)) not in empties:
+            raise ConfigError(f"{name} must be one of {', '.join(empties)}, got {value!r}")
+        if empties[value]:
+            values[empties[value]] = ""
+    return values
+
+
 _dataclass_init = Context.__init__
 SETTINGS = frozenset(f.name for f in fields(Context))
 
@@ -311,6 +313,7 @@ SETTINGS = frozenset(f.name for f in fields(Context))
 def _init(self: Context, **given: Any) -> None:
     # The generated __init__ cannot tell a value given from its default; the environment
     # must fill only what was not given (LangGraph builds the context as Context(**values)).
+    given = _older(given)
     if unknown := sorted(set(given) - SETTINGS):
         raise ConfigError(
             f"unknown setting{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}: "

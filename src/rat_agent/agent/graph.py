@@ -7,13 +7,14 @@
         retrieve                   Ri  <- RetrieveFromCorpus(Qi)
         revise_step                T*i <- p(.|I, T*1..i-1, Ti, Ri)
         append_next                i   <- i + 1
-    write_answer                   output "answer": the response, from T*1..n
+    write_answer                   the response, from T*1..n (unless the steps are it)
     reply                          the answer as the chat's next message, sources cited
     remember                       memory on:   thoughts <- p(.|I, T*, answer)
 
-n draft steps cost 1 + 2n model calls (n with query_mode "text"), and one more for the
-answer. A plan repair extension (extension.py; a domain plug-in's source switches its own
-on) may drop Ti, or insert before it the steps it needs, which the loop then checks too.
+n draft steps cost 1 + 2n model calls (n with an empty query prompt), and one more for
+the answer (none with an empty answer prompt). A plan repair extension (extension.py; a
+domain plug-in's source switches its own on) may drop Ti, or insert before it the steps it
+needs, which the loop then checks too.
 
 The context's `method` turns the same graph into each baseline: direct (START -> direct),
 cot (draft_cot, then the answer), rag (START -> retrieve_once -> answer_once); react
@@ -133,9 +134,9 @@ def after_step(state: State) -> AfterStep:
 
 
 def after_steps(state: State) -> AfterSteps:
-    """The one rule of the output: the steps are the answer (a plan), or a last call writes
-    the response from them (`output`, resolved when the run starts)."""
-    if settings_of(state, _runtime()).output == "answer":
+    """The one rule of the output: the steps are the answer (a plan: an empty answer
+    prompt, resolved when the run starts), or a last call writes the response from them."""
+    if settings_of(state, _runtime()).answer_prompt:
         return WRITE_ANSWER
     return REPLY
 

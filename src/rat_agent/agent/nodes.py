@@ -93,23 +93,22 @@ class RatNodes(Services):
     def resolve(self, ctx: Context) -> Context:
         """The run's choices, once, at its start: each "auto" is the model's profile
         (providers/profiles.py) or the paper's default, plan repair is the source's domain's
-        (if one is installed), and the output is the steps where plan repair makes a plan,
-        the response written from them otherwise. An answer's draft is the one the source
-        declares, else the profile's, as its query mode; a plan, and method cot, as the paper."""
+        (if one is installed), and the steps are the response where plan repair makes a plan
+        (an empty answer prompt). An answer's draft is the one the source declares, else the
+        profile's, as are its queries; a plan, and method cot, as the paper."""
         profile = profile_of(ctx.model) if self.llm is None else PAPER
         repair = resolve_repair(ctx.repair, ctx.method, lambda: self.domain(ctx))
-        output = ctx.output
-        if output == "auto":
-            output = "steps" if repair != "off" else "answer"
+        plan = repair != "off" and ctx.answer_prompt == prompts.ANSWER
+        answer = ctx.answer_prompt if not plan else ""
         draft = ctx.draft
         if draft == "auto":
-            declared = self.declared_draft(ctx) if output == "answer" and ctx.retrieves() else None
-            draft = declared or (profile.draft if output == "answer" else "") or "cot"
+            declared = self.declared_draft(ctx) if answer and ctx.retrieves() else None
+            draft = declared or (profile.draft if answer else "") or "cot"
             if ctx.method == "cot" and draft in ANSWERS:  # that baseline is a chain of thought
                 draft = "cot"
-        auto_query = (profile.query_mode if draft in ANSWERS else "") or "llm"
-        query_mode = auto_query if ctx.query_mode == "auto" else ctx.query_mode
-        return replace(ctx, repair=repair, output=output, draft=draft, query_mode=query_mode)
+        by_text = ctx.query_prompt == prompts.QUERY and draft in ANSWERS and profile.query_by_text
+        query = "" if by_text else ctx.query_prompt
+        return replace(ctx, repair=repair, answer_prompt=answer, draft=draft, query_prompt=query)
 
     def lookup(self, state: State, ctx: Context) -> Wait[Lookup]:
         """How plan repair looks the step up (a plug-in's hook: in a thread when awaited)."""
@@ -265,7 +264,7 @@ class RatNodes(Services):
         if lookup.query is not None:
             return lookup.query
         draft = lookup.target or state["drafts"][state["index"]]
-        if ctx.query_mode == "text":
+        if not ctx.query_prompt:  # the step's own text is the query
             return parsing.head(draft)
         messages = prompts.query_messages(
             ctx.system_prompt, ctx.query_prompt, state["question"], revised(state["steps"]), draft
@@ -425,7 +424,7 @@ class RatNodes(Services):
         }
 
     def write_answer(self, state: State, runtime: Runtime[Context]) -> Body[dict[str, Any]]:
-        """Output "answer": the response, written from the revised steps (method cot: from
+        """The response, written from the revised steps (method cot: from
         its unchecked draft) and, with draft "sourced", the passages the draft was shown; an
         answer draft's checked paragraphs, with no call."""
         ctx = settings_of(state, runtime)

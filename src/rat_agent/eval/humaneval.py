@@ -253,5 +253,5 @@ BENCHMARK = Benchmark(
     "the code passes the problem's tests in a sandbox (rat_agent.eval.humaneval.run_tests)",
     _load,
     # the paper's code setting: the query is the step's text itself
-    context={"retriever": "qdrant", "collection": DOCS_COLLECTION, "query_mode": "text"},
+    context={"retriever": "qdrant", "collection": DOCS_COLLECTION, "query_prompt": ""},
 )

@@ -16,9 +16,10 @@ class Profile:
     # `draft` for "auto" where the run writes an answer ("": the paper's "cot"); a plan
     # (plan repair's steps) keeps "cot", as its figures were measured with it.
     draft: Literal["", "cot", "sourced", "direct", "rag"] = ""
-    # `query_mode` for "auto" where the draft is a method's answer ("": "llm"); a plan and a
-    # chain of thought keep "llm", as their figures were measured with it.
-    query_mode: Literal["", "llm", "text"] = ""
+    # Where the draft is a method's answer and the query prompt is the shipped one, each
+    # paragraph's own text is its query, with no call; a plan and a chain of thought keep
+    # the model's queries, as their figures were measured with them.
+    query_by_text: bool = False
     # The server enforces a JSON schema on a reply (llama.cpp turns it into a grammar), so
     # a reply that must quote one of the lines shown (plan repair's revision) can.
     schema: bool = False
@@ -40,12 +41,12 @@ PAPER = Profile()
 PROFILES: dict[str, Profile] = {
     "local": Profile(
         draft="rag",
-        query_mode="text",
+        query_by_text=True,
         schema=True,
         prefill=True,
         grounded=True,
         bearing_floor=0.5,
-        why="query_mode 'text' (each paragraph of the answer draft is its own query): on "
+        why="query_by_text (each paragraph of the answer draft is its own query): on "
         "the login.defs held-out 20, 52% of keys named, as with the model's queries, every "
         "task tied, at 3.5 model calls, 2,538 prompt tokens processed and 49 s against 6.2, "
         "2,763 and 59 s (rag: 52%, 20 s; benchmarks/results/login-local-test-querytext-84bfb2c.md, "

@@ -132,7 +132,7 @@ class Repair:
         self, model: Model, ctx: Context, question: str, write: Callable[[], list[str]]
     ) -> Drafted:
         drafts = write()
-        goals = self.domain.goals and ctx.output != "answer"  # a plan, not notes for an answer
+        goals = self.domain.goals and not ctx.answer_prompt  # a plan, not notes for an answer
         if not (goals and (self.settings.stop_at_goal or self.settings.reach_goal)):
             return Drafted(drafts)
         # A plan ends where the task is done: draft steps after the first one that makes
