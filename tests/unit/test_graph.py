@@ -280,6 +280,13 @@ def test_memory_names_its_collection_and_a_switch_names_the_usual_one(
     assert parser.parse_args(["ask", "q", "--memory"]).memory == "thoughts"
     assert parser.parse_args(["ask", "q", "--memory", "ours"]).memory == "ours"
     assert parser.parse_args(["ask", "q"]).memory is None
+    # the flag before the question: argparse hands it the question, which is no name
+    from rat_agent.cli.ask import question_of
+
+    swallowed = parser.parse_args(["ask", "--memory", "How do I brew?"])
+    assert question_of(swallowed) == "How do I brew?" and swallowed.memory == "thoughts"
+    named = parser.parse_args(["ask", "--memory", "ours", "How?"])
+    assert question_of(named) == "How?" and named.memory == "ours"
 
 
 def test_an_empty_prompt_skips_its_call_as_an_older_releases_modes_did() -> None:

@@ -75,6 +75,15 @@ def _context(args: argparse.Namespace, saved: dict[str, Any]) -> Context:
     return Context.restore({**saved, **given})
 
 
+def question_of(args: argparse.Namespace) -> str:
+    """The task. In `rat ask --memory "QUESTION"` argparse gives the question to --memory's
+    optional value: with no question given, a value of words is the question, memory on."""
+    question = (args.question or "").strip()
+    if not (question or args.thread) and len((args.memory or "").split()) > 1:
+        question, args.memory = args.memory.strip(), CONTEXT_FLAGS["memory"].metadata["bare"]
+    return question
+
+
 def ask_command(args: argparse.Namespace) -> int:
     with once_cost("imports"):  # the graph and checkpointer libraries (LangGraph, LangChain)
         import rat_agent.agent.graph  # noqa: F401
@@ -87,7 +96,7 @@ def ask_command(args: argparse.Namespace) -> int:
 def _ask_with(args: argparse.Namespace, saver: Any) -> int:
     from rat_agent.persistence import locks
 
-    question = (args.question or "").strip()
+    question = question_of(args)
     if not question and not args.thread:
         raise ConfigError("the question is empty")
     thread = args.thread or uuid.uuid4().hex[:12]

@@ -163,7 +163,7 @@ class Repair:
         reuse = None if checked else self._reused(state, ctx, meta)
         if checked is not None:
             query: str | None = checked["query"]
-        else:  # an inserted step's draft ("Get 8 planks.") names exactly what to look up
+        else:  # an inserted step's draft ("Install the Y module.") names exactly what to look up
             query = parsing.head(original) if meta["makes"] else None
         return Lookup(
             skip=self._skipped(state, meta, ctx),

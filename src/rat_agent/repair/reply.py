@@ -192,8 +192,8 @@ def quotes(fact: str, lines: Sequence[str]) -> bool:
 _FIELD = re.compile(
     r"^\W*(fact|step|needs|drop)\b\s*(?:\d+\s*)?[*_]*\s*[:=\-\u2013]\s*[*_]*\s*(.*)$", re.IGNORECASE
 )
-# "DROP: the reason", as asked; in any case only with a mark after it: "Drop 3 seeds into
-# the composter" and "Drop a slimeball from a nearby mob" are steps the model wrote.
+# "DROP: the reason", as asked; in any case only with a mark after it: "Drop the old
+# table" and "Drop privileges before serving" are steps the model wrote.
 _DROP = re.compile(
     r"^\W*(?:DROP(?:PED)?\b|(?i:drop(?:ped)?)\s*(?:[:=\-\u2013]|$))\W*(.*)$", re.DOTALL
 )
