@@ -166,6 +166,14 @@ def make_nothing() -> str:
     return "not a retriever"
 
 
+def general_repair() -> Any:
+    """Plan repair with the plain-words domain, as a plug-in built on it would register."""
+    from rat_agent.repair import Repair
+    from rat_agent.repair.general import General
+
+    return Repair(General())
+
+
 def make_model(temperature: float = 0.0) -> ScriptedModel:
     """A model loaded by import path (`model="fakes:make_model"`)."""
     model = plan_model("STEP 1: one\nSTEP 2: two")

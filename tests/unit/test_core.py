@@ -368,9 +368,9 @@ def test_auto_is_resolved_once_from_the_models_profile() -> None:
 
 
 def test_general_repair_inserts_a_prerequisite_its_passage_supports() -> None:
-    """repair="general": the revision's need goes before its step when the quoted line
-    names it and no earlier step does it; it is checked like any step, and nothing is
-    dropped."""
+    """The plain-words domain a plug-in builds on: the revision's need goes before its step
+    when the quoted line names it and no earlier step does it; it is checked like any step,
+    and nothing is dropped."""
 
     def revise(step: str, messages: list[BaseMessage]) -> str:
         if step == "Do the second part.":
@@ -382,7 +382,7 @@ def test_general_repair_inserts_a_prerequisite_its_passage_supports() -> None:
         return f"FACT: NONE\nSTEP: {step}\nNEEDS: none"
 
     model = scripted(revise)
-    result = run(model, repair="general")
+    result = run(model, repair="fakes:general_repair")
     assert [s["draft"] for s in result["steps"]] == [
         "Do the first part of QX.",
         "Set the alpha tool to level 3.",  # supported by the line; "a boat" is not

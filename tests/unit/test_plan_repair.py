@@ -746,11 +746,10 @@ def test_a_draft_step_resting_on_a_tool_its_sources_never_name_is_dropped() -> N
 
 def test_the_named_repairs_load_after_their_modules_from_many_threads_at_once() -> None:
     """A server's first runs load the extension together, after other code imported its
-    module: each gets a working plan repair (a path naming a package attribute that the
-    submodule's import replaced once failed here with "is a module")."""
+    module: each gets a working plan repair, by plug-in name or by import path."""
     from concurrent.futures import ThreadPoolExecutor
 
-    import rat_agent.repair.general  # noqa: F401
+    import rat_agent.repair.general  # noqa: F401  (imported before, as by a plug-in)
     from rat_agent.agent import extension
     from rat_agent.agent.context import Context
     from rat_agent.repair import Repair
@@ -759,7 +758,9 @@ def test_the_named_repairs_load_after_their_modules_from_many_threads_at_once() 
     with ThreadPoolExecutor(8) as pool:
         made = list(
             pool.map(
-                lambda n: extension.repair_for(Context(repair="minecraft" if n % 2 else "general")),
+                lambda n: extension.repair_for(
+                    Context(repair="minecraft" if n % 2 else "fakes:general_repair")
+                ),
                 range(16),
             )
         )

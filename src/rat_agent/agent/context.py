@@ -154,7 +154,7 @@ class Context:
             "description": "Plan repair, an extension of the loop for plans: a step's "
             "missing prerequisites are inserted as steps and checked in turn. 'auto': the "
             "one a domain plug-in registers for the domain the source declares, else "
-            "'off'; 'off' (the paper's loop); 'general' (for any source); an installed "
+            "'off'; 'off' (the paper's loop); an installed "
             "plug-in's by name; or your own as 'package.module:attribute' (a function "
             "returning a rat_agent.repair.Repair)."
         },

@@ -81,13 +81,9 @@ def domain_of(retriever: BaseRetriever | None) -> str:
     return str(metadata.get(DOMAIN_KEY, ""))
 
 
-# The built-in extension, by import path; installed plug-ins add theirs by entry point.
-BUILT_IN = {"general": "rat_agent.repair.general:repair"}
-
-
 def repairs() -> list[str]:
-    """Every plan repair a run may name, built-in and installed."""
-    return [*BUILT_IN, *sorted(plugins.installed(plugins.REPAIRS))]
+    """Every plan repair a run may name: the installed plug-ins' (entry points)."""
+    return sorted(plugins.installed(plugins.REPAIRS))
 
 
 def resolve_repair(name: str, method: str, domain: Callable[[], str]) -> str:
@@ -138,6 +134,6 @@ def _load(name: str) -> PlanRepair:
 
     if name not in _loaded:
         # installed code is trusted as rat-agent's own; a path a run names is checked
-        known = BUILT_IN | {n: p.value for n, p in plugins.installed(plugins.REPAIRS).items()}
+        known = {n: p.value for n, p in plugins.installed(plugins.REPAIRS).items()}
         _loaded[name] = load(known.get(name, name), PlanRepair, "repair", builtin=name in known)
     return _loaded[name]
