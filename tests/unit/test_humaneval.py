@@ -58,7 +58,7 @@ def test_rat_drafts_steps_for_a_problem_and_writes_the_code_from_them() -> None:
 
     model = ScriptedModel(respond=respond)
     retriever = ListRetriever(documents=wiki_docs(1))
-    context = {"retriever": "qdrant", "query_prompt": ""}  # cli/eval.DEFAULTS["humaneval"]
+    context = {"retriever": "qdrant", "query_prompt": ""}  # as humaneval.BENCHMARK runs
     result = build_graph(llm=model, retriever=retriever).invoke(
         {"question": question}, context=context
     )
